@@ -1,0 +1,241 @@
+//! The seam between commands and databases.
+//!
+//! Commands talk to a [`Backend`]; each database has one implementation in
+//! its own file, and all SQL text of a dialect lives there, generated from
+//! the [`Layout`]. The backend is chosen from the URL, as diesel's
+//! `Backend::for_url` does.
+
+pub mod sqlite;
+pub mod sqlite_plan;
+
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+
+use crate::explain::ExplainReport;
+use crate::layout::{Layout, Status};
+use crate::model::{
+    EnqueueOutcome, FinishOutcome, Job, JobId, NewJob, PurgeOutcome, ReapOutcome, RetryOutcome,
+    Stats,
+};
+use crate::target::Target;
+
+/// What a command will do with the database; decides how it is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Never writes, never creates a file.
+    Read,
+    /// Writes rows of an existing queue table.
+    Write,
+    /// May create the database file and the table (`init`).
+    Create,
+    /// Reads the schema only (`init --print`): never writes or creates a
+    /// file, and the table may be missing.
+    Print,
+}
+
+/// Connection options that are not part of the URL.
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    pub access: Access,
+    /// How long to wait for SQLite's write lock.
+    pub busy_timeout: Duration,
+    pub sql_log: SqlLog,
+}
+
+/// Which running jobs count as stale.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StaleRule {
+    /// The lease deadline has passed.
+    Lease,
+    /// The lock is older than this.
+    LockAge(Duration),
+}
+
+impl StaleRule {
+    pub fn name(self) -> &'static str {
+        match self {
+            StaleRule::Lease => "lease",
+            StaleRule::LockAge(_) => "lock_age",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct StatsRequest {
+    pub exact: bool,
+    /// `None` when the layout cannot judge staleness (no lease column and
+    /// no `--timeout`).
+    pub stale: Option<StaleRule>,
+}
+
+/// A status filter for `list`: a canonical status or a derived one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListStatus {
+    Is(Status),
+    Ready,
+    Scheduled,
+    Stale,
+}
+
+#[derive(Debug, Clone)]
+pub struct ListRequest {
+    pub queue: Option<String>,
+    pub status: Option<ListStatus>,
+    pub stale: Option<StaleRule>,
+    pub limit: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct ClaimRequest {
+    pub worker: String,
+    pub queue: Option<String>,
+    /// `None` when the layout has no lease column.
+    pub lease: Option<Duration>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Finish {
+    Complete,
+    Fail {
+        error: Option<String>,
+        retry_delay: Duration,
+        /// Dead-letter now, even with attempts left.
+        dead_letter: bool,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct FinishRequest {
+    pub id: JobId,
+    pub worker: String,
+    /// Fence on the attempt number too, when the worker knows it.
+    pub attempt: Option<i64>,
+    pub finish: Finish,
+}
+
+#[derive(Debug, Clone)]
+pub enum RetrySelection {
+    Ids(Vec<JobId>),
+    All { queue: Option<String> },
+}
+
+#[derive(Debug, Clone)]
+pub struct ReapRequest {
+    pub rule: StaleRule,
+    pub queue: Option<String>,
+    pub dry_run: bool,
+    pub batch_size: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct PurgeRequest {
+    pub status: Status,
+    pub cutoff: DateTime<Utc>,
+    pub queue: Option<String>,
+    pub dry_run: bool,
+    pub batch_size: u64,
+}
+
+/// Which hot queries `explain-claim` checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExplainTarget {
+    Claim,
+    Reap,
+    Purge,
+}
+
+impl ExplainTarget {
+    pub fn name(self) -> &'static str {
+        match self {
+            ExplainTarget::Claim => "claim",
+            ExplainTarget::Reap => "reap",
+            ExplainTarget::Purge => "purge",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ExplainRequest {
+    pub queries: Vec<ExplainTarget>,
+    /// The queue the claim query is explained for.
+    pub queue: Option<String>,
+    /// A backlog larger than this makes a temporary sort an error.
+    pub sort_threshold: u64,
+    /// The application's own query, instead of qctl's claim query.
+    pub custom_sql: Option<String>,
+}
+
+/// One database holding a queue table.
+pub trait Backend {
+    fn name(&self) -> &'static str;
+    fn layout(&self) -> &Layout;
+    /// The DDL `init` runs: table, then indexes; idempotent.
+    fn init_statements(&self) -> Vec<String>;
+    fn init(&mut self) -> Result<()>;
+    /// Adds every job or none.
+    fn enqueue(
+        &mut self,
+        jobs: &mut dyn Iterator<Item = Result<NewJob>>,
+        return_ids: bool,
+    ) -> Result<EnqueueOutcome>;
+    fn stats(&mut self, request: &StatsRequest) -> Result<Stats>;
+    fn list(&mut self, request: &ListRequest) -> Result<Vec<Job>>;
+    fn show(&mut self, id: &JobId) -> Result<Job>;
+    fn claim(&mut self, request: &ClaimRequest) -> Result<Option<Job>>;
+    fn finish(&mut self, request: &FinishRequest) -> Result<FinishOutcome>;
+    fn retry(&mut self, selection: &RetrySelection, batch_size: u64) -> Result<RetryOutcome>;
+    fn reap(&mut self, request: &ReapRequest) -> Result<ReapOutcome>;
+    fn purge(&mut self, request: &PurgeRequest) -> Result<PurgeOutcome>;
+    fn explain(&mut self, request: &ExplainRequest) -> Result<ExplainReport>;
+    /// Creates indexes `explain-claim` suggested and refreshes statistics.
+    fn apply_indexes(&mut self, statements: &[String]) -> Result<()>;
+}
+
+/// Opens the backend the URL names.
+pub fn open(
+    target: &Target,
+    layout: &Layout,
+    options: &ConnectOptions,
+) -> Result<Box<dyn Backend>> {
+    match target {
+        Target::Sqlite(sqlite) => Ok(Box::new(sqlite::SqliteBackend::open(
+            sqlite,
+            layout.clone(),
+            options,
+        )?)),
+        Target::Postgres(_) => Err(crate::error::QctlError::usage(format!(
+            "{} is a PostgreSQL database, and this build of qctl supports SQLite only so far",
+            target.display()
+        ))),
+    }
+}
+
+/// Logs each SQL statement and its time to stderr with `-v`.
+#[derive(Debug, Clone, Default)]
+pub struct SqlLog {
+    pub enabled: bool,
+}
+
+impl SqlLog {
+    pub fn start(&self) -> Option<Instant> {
+        self.enabled.then(Instant::now)
+    }
+
+    pub fn finish(&self, started: Option<Instant>, sql: &str, note: &str) {
+        if let Some(started) = started {
+            let sql = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+            eprintln!(
+                "qctl: sql ({:.3} ms{note}): {sql}",
+                started.elapsed().as_secs_f64() * 1000.0
+            );
+        }
+    }
+}
+
+/// Whether a job that stopped with `attempts` of `max_attempts` used has
+/// none left. The one rule behind reap, fail and the dead-letter state.
+pub fn attempts_exhausted(attempts: Option<i64>, max_attempts: Option<i64>) -> bool {
+    matches!((attempts, max_attempts), (Some(done), Some(max)) if done >= max)
+}

@@ -1,0 +1,402 @@
+//! Every clap type of qctl. Commands never see these: `lib.rs` resolves
+//! them into a [`crate::Ctx`] and plain arguments first.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::duration::parse_duration;
+
+/// Administer and diagnose table-backed job queues on SQLite.
+///
+/// qctl connects to the database that holds a queue table and lets you
+/// enqueue work, see queue depth, rescue or dead-letter stuck jobs, and
+/// check that the claim query uses an index. Start with `qctl demo`.
+#[derive(Debug, Parser)]
+#[command(name = "qctl", version, max_term_width = 100, propagate_version = true)]
+#[command(
+    after_help = "Exit codes: 0 success/healthy, 1 the answer is no (a check failed, no job \
+    to claim, job no longer held), 2 error (nothing changed), 130 interrupted.\n\
+    Docs: docs/cli.md, docs/layouts.md, docs/exit-codes.md"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalOpts,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes, before or after the command name.
+#[derive(Debug, Args)]
+pub struct GlobalOpts {
+    /// Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then
+    /// DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]
+    #[arg(short = 'd', long, global = true, value_name = "URL")]
+    pub database: Option<String>,
+
+    /// Config file [default: qctl.toml in the current directory, if present]
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]
+    #[arg(long, global = true, value_name = "PRESET")]
+    pub layout: Option<String>,
+
+    /// Queue table name, overriding the layout's (schema.table allowed)
+    #[arg(long, global = true, value_name = "TABLE")]
+    pub table: Option<String>,
+
+    /// Output format
+    #[arg(long, global = true, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+
+    /// Print only data and errors: no progress bars, notes or hints
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Print each SQL statement and its time to stderr
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+
+    /// How long to wait for SQLite's write lock before giving up
+    #[arg(long, global = true, value_parser = parse_duration, default_value = "5s", value_name = "DURATION")]
+    pub busy_timeout: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Build a realistic sample queue in a new SQLite file and walk through what an operator does
+    Demo(DemoArgs),
+    /// Create the queue table and the indexes its hot queries need (idempotent)
+    Init(InitArgs),
+    /// Add one job, or many from a JSONL file or stdin (all or nothing)
+    Enqueue(EnqueueArgs),
+    /// Queue depth per queue and status, stale jobs, and the age of the oldest ready job
+    Stats(StatsArgs),
+    /// List jobs, filtered by queue and status
+    List(ListArgs),
+    /// Show one job in full
+    Show(ShowArgs),
+    /// Claim the next ready job as a worker would
+    Claim(ClaimArgs),
+    /// Mark a claimed job done (only while that worker still holds it)
+    Complete(FenceArgs),
+    /// Mark a claimed job failed: retried while attempts remain, else dead-lettered
+    Fail(FailArgs),
+    /// Put dead-lettered (failed) jobs back to pending
+    Retry(RetryArgs),
+    /// Requeue stale running jobs whose worker died; dead-letter those out of attempts
+    Reap(ReapArgs),
+    /// Delete finished jobs older than a given age, in batches
+    Purge(PurgeArgs),
+    /// Check that the claim (and reap and purge) queries use an index, and fix them
+    #[command(name = "explain-claim")]
+    ExplainClaim(ExplainArgs),
+    /// Print a shell completion script
+    Completions(CompletionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// The SQLite file to build; a previous demo file there is replaced
+    #[arg(long, default_value = "qctl-demo.db", value_name = "FILE")]
+    pub path: PathBuf,
+
+    /// How many finished jobs of history to create
+    #[arg(long, default_value_t = 200_000, value_name = "N")]
+    pub history: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Print the DDL instead of running it
+    #[arg(long)]
+    pub print: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EnqueueArgs {
+    /// The job's payload, a JSON value
+    #[arg(
+        long,
+        value_name = "JSON",
+        conflicts_with = "from_file",
+        required_unless_present = "from_file"
+    )]
+    pub payload: Option<String>,
+
+    /// Read jobs from a JSONL file (- for stdin): one {"payload": ...} object a line, with
+    /// optional "queue", "run_at" and "max_attempts"
+    #[arg(long, value_name = "FILE")]
+    pub from_file: Option<PathBuf>,
+
+    /// Queue to add to (default for JSONL lines without "queue")
+    #[arg(long, default_value = "default", value_name = "QUEUE")]
+    pub queue: String,
+
+    /// When the job becomes ready: RFC 3339 (2026-01-31T09:00:00Z) or YYYY-MM-DD HH:MM:SS UTC
+    #[arg(long, value_name = "TIME", conflicts_with = "delay")]
+    pub run_at: Option<String>,
+
+    /// Make the job ready after this long
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub delay: Option<Duration>,
+
+    /// Attempts before the job is dead-lettered
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(i64).range(1..))]
+    pub max_attempts: i64,
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Count finished jobs exactly (slower on big tables) instead of estimating
+    #[arg(long)]
+    pub exact: bool,
+
+    /// Judge running jobs stale by lock age instead of by lease deadline
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub timeout: Option<Duration>,
+
+    /// Refresh every INTERVAL until interrupted (JSON: one document a line)
+    #[arg(long, value_parser = parse_duration, value_name = "INTERVAL")]
+    pub watch: Option<Duration>,
+
+    /// With --watch, stop after N refreshes
+    #[arg(long, value_name = "N", requires = "watch")]
+    pub count: Option<u64>,
+
+    /// Exit 1 when the oldest ready job has waited longer than this
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub max_ready_age: Option<Duration>,
+
+    /// Exit 1 when more than N running jobs are stale
+    #[arg(long, value_name = "N")]
+    pub max_stale: Option<i64>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only jobs of this queue
+    #[arg(long, value_name = "QUEUE")]
+    pub queue: Option<String>,
+
+    /// Only jobs in this state; pending, ready and scheduled jobs are listed next-first
+    #[arg(long, value_enum, value_name = "STATUS")]
+    pub status: Option<ListStatusArg>,
+
+    /// At most this many jobs
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    pub limit: u64,
+
+    /// With --status stale: judge staleness by lock age instead of lease
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub timeout: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListStatusArg {
+    Pending,
+    Ready,
+    Scheduled,
+    Running,
+    Stale,
+    Done,
+    Failed,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The job's id
+    pub id: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ClaimArgs {
+    /// Name recorded as the job's lock owner; complete and fail must give the same
+    #[arg(long, value_name = "NAME")]
+    pub worker: String,
+
+    /// Claim from this queue [default: default, when the layout has queues]
+    #[arg(long, value_name = "QUEUE")]
+    pub queue: Option<String>,
+
+    /// How long the worker may hold the job before reap may requeue it [default: 5m, when the
+    /// layout has a lease column]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub lease: Option<Duration>,
+}
+
+#[derive(Debug, Args)]
+pub struct FenceArgs {
+    /// The job's id
+    pub id: String,
+
+    /// The worker that claimed it
+    #[arg(long, value_name = "NAME")]
+    pub worker: String,
+
+    /// Also require this attempt number, as returned by claim (guards against a reclaim by a
+    /// worker of the same name)
+    #[arg(long, value_name = "N")]
+    pub attempt: Option<i64>,
+}
+
+#[derive(Debug, Args)]
+pub struct FailArgs {
+    #[command(flatten)]
+    pub fence: FenceArgs,
+
+    /// Why it failed, stored in the last-error column
+    #[arg(long, value_name = "MESSAGE")]
+    pub error: Option<String>,
+
+    /// With attempts left, make the job ready again after this long
+    #[arg(long, value_parser = parse_duration, default_value = "0s", value_name = "DURATION")]
+    pub retry_delay: Duration,
+
+    /// Dead-letter the job now, even with attempts left
+    #[arg(long)]
+    pub dead_letter: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RetryArgs {
+    /// Ids of failed jobs to retry
+    #[arg(
+        value_name = "ID",
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
+    pub ids: Vec<String>,
+
+    /// Retry every failed job (of --queue, if given)
+    #[arg(long)]
+    pub all: bool,
+
+    /// With --all, only this queue
+    #[arg(long, value_name = "QUEUE", requires = "all")]
+    pub queue: Option<String>,
+
+    /// Jobs per transaction with --all
+    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_size: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct ReapArgs {
+    /// Stale means locked longer than this, instead of past its lease deadline
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub timeout: Option<Duration>,
+
+    /// Only jobs of this queue
+    #[arg(long, value_name = "QUEUE")]
+    pub queue: Option<String>,
+
+    /// Report what would happen and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Jobs per transaction, so the write lock is never held for long
+    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_size: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct PurgeArgs {
+    /// Delete jobs that finished longer ago than this
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub older_than: Duration,
+
+    /// Which finished jobs to delete
+    #[arg(long, value_enum, default_value_t = PurgeStatus::Done)]
+    pub status: PurgeStatus,
+
+    /// Only jobs of this queue
+    #[arg(long, value_name = "QUEUE")]
+    pub queue: Option<String>,
+
+    /// Count what would be deleted and delete nothing
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Delete without asking (required when stdin is not a terminal)
+    #[arg(short, long)]
+    pub yes: bool,
+
+    /// Jobs per transaction
+    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_size: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PurgeStatus {
+    Done,
+    Failed,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// Which queries to check
+    #[arg(long, value_enum, default_value_t = ExplainQuery::Claim)]
+    pub query: ExplainQuery,
+
+    /// The queue the claim query is checked for [default: default, when the layout has queues]
+    #[arg(long, value_name = "QUEUE")]
+    pub queue: Option<String>,
+
+    /// Fail (exit 1) on warnings too
+    #[arg(long)]
+    pub strict: bool,
+
+    /// Create the suggested indexes, refresh statistics and check again
+    #[arg(long)]
+    pub apply: bool,
+
+    /// A temporary sort of more rows than this is an error, not a warning
+    #[arg(long, default_value_t = 10_000, value_name = "ROWS")]
+    pub sort_threshold: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExplainQuery {
+    Claim,
+    Reap,
+    Purge,
+    All,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to print completions for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+}

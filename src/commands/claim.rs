@@ -1,0 +1,40 @@
+//! `qctl claim`: take the next ready job as a worker would.
+
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::default_queue;
+use crate::Ctx;
+use crate::backend::{Access, ClaimRequest};
+use crate::cli::ClaimArgs;
+use crate::error::exit;
+use crate::layout::Concept;
+
+/// The lease a claim gets when none is asked for.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(300);
+
+pub fn run(ctx: &Ctx, args: &ClaimArgs) -> Result<u8> {
+    let lease = args.lease.or_else(|| {
+        ctx.layout
+            .column(Concept::LockedUntil)
+            .map(|_| DEFAULT_LEASE)
+    });
+    let queue = default_queue(&ctx.layout, args.queue.as_deref());
+    let request = ClaimRequest {
+        worker: args.worker.clone(),
+        queue: queue.clone(),
+        lease,
+    };
+    match ctx.open(Access::Write)?.claim(&request)? {
+        Some(job) => {
+            ctx.out.emit(&job)?;
+            Ok(exit::OK)
+        }
+        None => {
+            let queue = queue.map_or(String::new(), |q| format!(" in queue {q}"));
+            ctx.out.note(&format!("qctl: no ready job{queue}"));
+            Ok(exit::NO)
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! `qctl explain-claim`: check that the claim (and reap and purge) queries
+//! use an index, suggest the one that fixes them, and create it with
+//! `--apply`.
+
+use anyhow::Result;
+
+use super::default_queue;
+use crate::Ctx;
+use crate::backend::{Access, ExplainRequest, ExplainTarget};
+use crate::cli::{ExplainArgs, ExplainQuery};
+use crate::error::exit;
+
+pub fn run(ctx: &Ctx, args: &ExplainArgs) -> Result<u8> {
+    let queries = match args.query {
+        ExplainQuery::Claim => vec![ExplainTarget::Claim],
+        ExplainQuery::Reap => vec![ExplainTarget::Reap],
+        ExplainQuery::Purge => vec![ExplainTarget::Purge],
+        ExplainQuery::All => vec![
+            ExplainTarget::Claim,
+            ExplainTarget::Reap,
+            ExplainTarget::Purge,
+        ],
+    };
+    let request = ExplainRequest {
+        queries,
+        queue: default_queue(&ctx.layout, args.queue.as_deref()),
+        sort_threshold: args.sort_threshold,
+        custom_sql: None,
+    };
+    let access = if args.apply {
+        Access::Write
+    } else {
+        Access::Read
+    };
+    let mut backend = ctx.open(access)?;
+    let mut report = backend.explain(&request)?;
+    if args.apply && !report.suggested_indexes.is_empty() {
+        let statements = report.suggested_indexes.clone();
+        ctx.out.note(&format!(
+            "qctl: creating {} index(es) and refreshing statistics",
+            statements.len()
+        ));
+        backend.apply_indexes(&statements)?;
+        report = backend.explain(&request)?;
+        report.applied = statements;
+    }
+    report.ok = !report.failed(args.strict);
+    ctx.out.emit(&report)?;
+    Ok(if report.ok { exit::OK } else { exit::NO })
+}

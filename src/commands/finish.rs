@@ -1,0 +1,68 @@
+//! `qctl complete` and `qctl fail`: finish a claimed job, fenced on the
+//! worker (and optionally the attempt) that holds it.
+
+use anyhow::Result;
+
+use crate::Ctx;
+use crate::backend::{Access, Finish, FinishRequest};
+use crate::cli::{FailArgs, FenceArgs};
+use crate::error::exit;
+use crate::model::{FinishOutcome, Job, JobId};
+
+pub fn complete(ctx: &Ctx, args: &FenceArgs) -> Result<u8> {
+    finish(ctx, args, Finish::Complete)
+}
+
+pub fn fail(ctx: &Ctx, args: &FailArgs) -> Result<u8> {
+    finish(
+        ctx,
+        &args.fence,
+        Finish::Fail {
+            error: args.error.clone(),
+            retry_delay: args.retry_delay,
+            dead_letter: args.dead_letter,
+        },
+    )
+}
+
+fn finish(ctx: &Ctx, args: &FenceArgs, finish: Finish) -> Result<u8> {
+    let request = FinishRequest {
+        id: JobId::parse(&args.id),
+        worker: args.worker.clone(),
+        attempt: args.attempt,
+        finish,
+    };
+    match ctx.open(Access::Write)?.finish(&request)? {
+        FinishOutcome::Finished(job) => {
+            ctx.out.emit(&job)?;
+            Ok(exit::OK)
+        }
+        FinishOutcome::NotHeld(job) => {
+            eprintln!("qctl: {}", not_held(&job, &request));
+            Ok(exit::NO)
+        }
+    }
+}
+
+/// Why the worker no longer holds the job, in the operator's words.
+fn not_held(job: &Job, request: &FinishRequest) -> String {
+    let id = &job.id;
+    let worker = &request.worker;
+    let holder = job.locked_by.as_deref().unwrap_or("nobody");
+    match job.status.as_str() {
+        "running" if job.locked_by.as_deref() == Some(worker.as_str()) => format!(
+            "job {id} is held by {worker} on attempt {}, not attempt {}: it was reaped and claimed again; nothing changed",
+            job.attempts.unwrap_or(0),
+            request.attempt.unwrap_or(0)
+        ),
+        "running" => {
+            format!("job {id} is held by worker {holder} now, not by {worker}; nothing changed")
+        }
+        "pending" => format!(
+            "job {id} is pending again, not held by {worker}: its lease expired and it was requeued; nothing changed"
+        ),
+        "done" => format!("job {id} is done already; nothing changed"),
+        "failed" => format!("job {id} was dead-lettered (failed); nothing changed"),
+        other => format!("job {id} is {other}, not running under {worker}; nothing changed"),
+    }
+}

@@ -1,0 +1,29 @@
+//! `qctl init`: create the queue table and its indexes, or print the DDL.
+
+use anyhow::Result;
+
+use crate::Ctx;
+use crate::backend::Access;
+use crate::cli::InitArgs;
+use crate::error::exit;
+use crate::render::InitReport;
+
+pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<u8> {
+    let access = if args.print {
+        Access::Print
+    } else {
+        Access::Create
+    };
+    let mut backend = ctx.open(access)?;
+    let statements = backend.init_statements();
+    if !args.print {
+        backend.init()?;
+    }
+    ctx.out.emit(&InitReport {
+        database: ctx.target.display(),
+        table: ctx.layout.table.to_string(),
+        statements,
+        executed: !args.print,
+    })?;
+    Ok(exit::OK)
+}

@@ -1,0 +1,32 @@
+//! `qctl list`: jobs filtered by queue and status.
+
+use anyhow::Result;
+
+use super::stale_rule;
+use crate::Ctx;
+use crate::backend::{Access, ListRequest, ListStatus};
+use crate::cli::{ListArgs, ListStatusArg};
+use crate::error::exit;
+use crate::layout::Status;
+use crate::render::JobList;
+
+pub fn run(ctx: &Ctx, args: &ListArgs) -> Result<u8> {
+    let status = args.status.map(|s| match s {
+        ListStatusArg::Pending => ListStatus::Is(Status::Pending),
+        ListStatusArg::Running => ListStatus::Is(Status::Running),
+        ListStatusArg::Done => ListStatus::Is(Status::Done),
+        ListStatusArg::Failed => ListStatus::Is(Status::Failed),
+        ListStatusArg::Ready => ListStatus::Ready,
+        ListStatusArg::Scheduled => ListStatus::Scheduled,
+        ListStatusArg::Stale => ListStatus::Stale,
+    });
+    let request = ListRequest {
+        queue: args.queue.clone(),
+        status,
+        stale: stale_rule(&ctx.layout, args.timeout),
+        limit: args.limit,
+    };
+    let jobs = ctx.open(Access::Read)?.list(&request)?;
+    ctx.out.emit(&JobList { jobs })?;
+    Ok(exit::OK)
+}

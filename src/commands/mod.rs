@@ -1,0 +1,40 @@
+//! One module per subcommand. Each asks a backend and hands the result to
+//! the output; none builds SQL or formats tables itself.
+
+pub mod claim;
+pub mod completions;
+pub mod demo;
+pub mod enqueue;
+pub mod explain;
+pub mod finish;
+pub mod init;
+pub mod list;
+pub mod purge;
+pub mod reap;
+pub mod retry;
+pub mod show;
+pub mod stats;
+
+use std::time::Duration;
+
+use crate::backend::StaleRule;
+use crate::layout::{Concept, Layout};
+
+/// Which running jobs are stale: by lock age with `--timeout`, else by
+/// lease where the layout has a lease column, else unknowable.
+pub fn stale_rule(layout: &Layout, timeout: Option<Duration>) -> Option<StaleRule> {
+    match timeout {
+        Some(timeout) => Some(StaleRule::LockAge(timeout)),
+        None => layout
+            .column(Concept::LockedUntil)
+            .map(|_| StaleRule::Lease),
+    }
+}
+
+/// The queue a worker-style command uses when none is given: `default`
+/// where the layout has queues.
+pub fn default_queue(layout: &Layout, queue: Option<&str>) -> Option<String> {
+    queue
+        .map(str::to_string)
+        .or_else(|| layout.column(Concept::Queue).map(|_| "default".to_string()))
+}

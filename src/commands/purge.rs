@@ -1,0 +1,80 @@
+//! `qctl purge`: delete old finished jobs in batches, after asking.
+
+use std::io::BufRead;
+
+use anyhow::Result;
+use chrono::Utc;
+
+use crate::Ctx;
+use crate::backend::{Access, PurgeRequest};
+use crate::cli::{PurgeArgs, PurgeStatus};
+use crate::error::{QctlError, exit};
+use crate::layout::Status;
+use crate::model::{PurgeOutcome, rfc3339};
+use crate::output::thousands;
+
+pub fn run(ctx: &Ctx, args: &PurgeArgs) -> Result<u8> {
+    let status = match args.status {
+        PurgeStatus::Done => Status::Done,
+        PurgeStatus::Failed => Status::Failed,
+    };
+    let mut request = PurgeRequest {
+        status,
+        cutoff: Utc::now() - chrono::Duration::from_std(args.older_than)?,
+        queue: args.queue.clone(),
+        dry_run: args.dry_run,
+        batch_size: args.batch_size,
+    };
+    if args.dry_run {
+        let outcome = ctx.open(Access::Read)?.purge(&request)?;
+        ctx.out.emit(&outcome)?;
+        return Ok(exit::OK);
+    }
+    if !args.yes && !ctx.out.stdin_is_terminal {
+        return Err(QctlError::usage(
+            "refusing to delete without --yes: stdin is not a terminal to ask on \
+             (see what would go with --dry-run)",
+        ));
+    }
+    let mut backend = ctx.open(Access::Write)?;
+    if !args.yes {
+        request.dry_run = true;
+        let count = backend.purge(&request)?.purged;
+        request.dry_run = false;
+        if count == 0 {
+            ctx.out.emit(&PurgeOutcome {
+                purged: 0,
+                ..backend.purge(&PurgeRequest {
+                    dry_run: true,
+                    ..request.clone()
+                })?
+            })?;
+            return Ok(exit::OK);
+        }
+        let question = format!(
+            "Delete {} {} jobs finished before {} from {} in {}? [y/N] ",
+            thousands(count as i64),
+            status.name(),
+            rfc3339(&request.cutoff),
+            ctx.layout.table,
+            ctx.target.display()
+        );
+        if !confirm(&question)? {
+            eprintln!("qctl: nothing deleted");
+            return Ok(exit::NO);
+        }
+    }
+    let outcome = backend.purge(&request)?;
+    ctx.out.emit(&outcome)?;
+    Ok(exit::OK)
+}
+
+fn confirm(question: &str) -> Result<bool> {
+    eprint!("{question}");
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}

@@ -1,0 +1,24 @@
+//! `qctl retry`: put dead-lettered jobs back to pending with fresh attempts.
+
+use anyhow::Result;
+
+use crate::Ctx;
+use crate::backend::{Access, RetrySelection};
+use crate::cli::RetryArgs;
+use crate::error::exit;
+use crate::model::JobId;
+
+pub fn run(ctx: &Ctx, args: &RetryArgs) -> Result<u8> {
+    let selection = if args.all {
+        RetrySelection::All {
+            queue: args.queue.clone(),
+        }
+    } else {
+        RetrySelection::Ids(args.ids.iter().map(|id| JobId::parse(id)).collect())
+    };
+    let outcome = ctx
+        .open(Access::Write)?
+        .retry(&selection, args.batch_size)?;
+    ctx.out.emit(&outcome)?;
+    Ok(exit::OK)
+}

@@ -1,0 +1,15 @@
+//! `qctl show ID`: one job in full.
+
+use anyhow::Result;
+
+use crate::Ctx;
+use crate::backend::Access;
+use crate::cli::ShowArgs;
+use crate::error::exit;
+use crate::model::JobId;
+
+pub fn run(ctx: &Ctx, args: &ShowArgs) -> Result<u8> {
+    let job = ctx.open(Access::Read)?.show(&JobId::parse(&args.id))?;
+    ctx.out.emit(&job)?;
+    Ok(exit::OK)
+}

@@ -1,0 +1,71 @@
+//! `qctl stats`: depth per queue and status, stale jobs, oldest ready age;
+//! with thresholds it is a check (exit 1 when one is crossed).
+
+use anyhow::Result;
+
+use super::stale_rule;
+use crate::Ctx;
+use crate::backend::{Access, StatsRequest};
+use crate::cli::{Format, StatsArgs};
+use crate::duration::{format_age, format_duration};
+use crate::error::exit;
+use crate::model::Stats;
+
+pub fn run(ctx: &Ctx, args: &StatsArgs) -> Result<u8> {
+    let mut backend = ctx.open(Access::Read)?;
+    let request = StatsRequest {
+        exact: args.exact,
+        stale: stale_rule(&ctx.layout, args.timeout),
+    };
+    let Some(interval) = args.watch else {
+        let stats = backend.stats(&request)?;
+        ctx.out.emit(&stats)?;
+        return Ok(thresholds(ctx, args, &stats));
+    };
+    let mut refreshes = 0u64;
+    loop {
+        let stats = backend.stats(&request)?;
+        match ctx.out.format {
+            // One document a line, so a reader can take them as they come.
+            Format::Json => ctx.out.print(&serde_json::to_string(&stats)?)?,
+            Format::Table => {
+                if ctx.out.stdout_is_terminal {
+                    ctx.out.print("\x1b[2J\x1b[H")?;
+                }
+                let now = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S UTC");
+                ctx.out
+                    .print(&format!("every {}: {now}", format_duration(interval)))?;
+                ctx.out.emit(&stats)?;
+            }
+        }
+        refreshes += 1;
+        if args.count.is_some_and(|count| refreshes >= count) {
+            return Ok(thresholds(ctx, args, &stats));
+        }
+        std::thread::sleep(interval);
+    }
+}
+
+/// Exit 1 when a threshold is crossed, saying which on stderr.
+fn thresholds(ctx: &Ctx, args: &StatsArgs, stats: &Stats) -> u8 {
+    let mut code = exit::OK;
+    if let (Some(max), Some(age)) = (args.max_ready_age, stats.total.oldest_ready_age_seconds) {
+        if age > max.as_secs_f64() {
+            ctx.out.warn(&format!(
+                "the oldest ready job has waited {}, longer than --max-ready-age {}",
+                format_age(age),
+                format_duration(max)
+            ));
+            code = exit::NO;
+        }
+    }
+    if let (Some(max), Some(stale)) = (args.max_stale, stats.total.stale) {
+        if stale > max {
+            ctx.out.warn(&format!(
+                "{stale} running jobs are stale, more than --max-stale {max}"
+            ));
+            code = exit::NO;
+        }
+    }
+    code
+}

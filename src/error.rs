@@ -1,0 +1,77 @@
+//! Exit codes and the failures users are expected to hit.
+//!
+//! Every error ends the process with [`exit::ERROR`]; answers that are "no"
+//! (a check found a problem, no job to claim, a lost lease) are not errors
+//! and are returned by the commands as an exit code of their own.
+
+use thiserror::Error;
+
+/// The process exit codes of qctl, as documented in `docs/exit-codes.md`.
+pub mod exit {
+    /// Success; for checks: healthy.
+    pub const OK: u8 = 0;
+    /// The answer is no: a check found a problem, no job was ready, or the
+    /// job is no longer held by that worker.
+    pub const NO: u8 = 1;
+    /// Bad usage or input, cannot connect, missing table or column, SQL
+    /// error. Nothing was changed.
+    pub const ERROR: u8 = 2;
+    /// Interrupted by Ctrl-C (SIGINT).
+    pub const INTERRUPTED: u8 = 130;
+}
+
+/// Failures with a message of their own, each telling the user what to do.
+#[derive(Debug, Error)]
+pub enum QctlError {
+    #[error("{0}")]
+    Usage(String),
+
+    #[error("database file {path} does not exist — create it with `qctl init` or pass --database")]
+    MissingDatabase { path: String },
+
+    #[error("{path} is not a SQLite database (pass --database with the right file)")]
+    NotADatabase { path: String },
+
+    #[error("table {table} does not exist in {url} — create it with `qctl init` or pass --table")]
+    MissingTable { table: String, url: String },
+
+    #[error(
+        "column {column} (the layout's {concept} column) is missing from table {table}; \
+         it has: {found} — map it in the [layout.columns] section of qctl.toml or pick another --layout"
+    )]
+    MissingColumn {
+        column: String,
+        concept: &'static str,
+        table: String,
+        found: String,
+    },
+
+    #[error("the {layout} layout has no {concept} column, which {needed_for}")]
+    LayoutLacks {
+        layout: String,
+        concept: &'static str,
+        needed_for: String,
+    },
+
+    #[error("job {id} does not exist in table {table}")]
+    NoSuchJob { id: String, table: String },
+
+    #[error(
+        "the database is locked: another connection held the write lock longer than the busy \
+         timeout ({timeout}) — retry, or raise --busy-timeout"
+    )]
+    Busy { timeout: String },
+
+    #[error("{path} is read-only: {why} — {what_to_do}")]
+    ReadOnly {
+        path: String,
+        why: String,
+        what_to_do: &'static str,
+    },
+}
+
+impl QctlError {
+    pub fn usage(message: impl Into<String>) -> anyhow::Error {
+        QctlError::Usage(message.into()).into()
+    }
+}

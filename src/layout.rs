@@ -1,0 +1,544 @@
+//! The layout: how qctl's concepts map onto a queue table it did not create.
+//!
+//! A layout is data — table, columns and stored status values — taken from a
+//! preset and overridden by the config file and `--table`. Every identifier
+//! is validated here, so the SQL builders can quote it without further care.
+
+use std::fmt;
+
+use anyhow::Result;
+use serde::Deserialize;
+
+use crate::error::QctlError;
+
+/// A validated SQL identifier: letters, digits and `_`, not starting with a
+/// digit, at most 63 bytes (PostgreSQL's limit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ident(String);
+
+impl Ident {
+    pub fn new(name: &str, what: &str) -> Result<Ident> {
+        let valid = !name.is_empty()
+            && name.len() <= 63
+            && name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(QctlError::usage(format!(
+                "invalid {what} name {name:?}: use letters, digits and _ (not starting with a \
+                 digit, at most 63 characters)"
+            )));
+        }
+        Ok(Ident(name.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The identifier quoted for SQL (validation guarantees no quote inside).
+    pub fn quoted(&self) -> String {
+        format!("\"{}\"", self.0)
+    }
+}
+
+impl fmt::Display for Ident {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A table name, optionally qualified by a schema (PostgreSQL) or an
+/// attached database (SQLite).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableName {
+    pub schema: Option<Ident>,
+    pub name: Ident,
+}
+
+impl TableName {
+    pub fn parse(text: &str) -> Result<TableName> {
+        match text.split_once('.') {
+            Some((schema, name)) => Ok(TableName {
+                schema: Some(Ident::new(schema, "schema")?),
+                name: Ident::new(name, "table")?,
+            }),
+            None => Ok(TableName {
+                schema: None,
+                name: Ident::new(text, "table")?,
+            }),
+        }
+    }
+
+    pub fn quoted(&self) -> String {
+        match &self.schema {
+            Some(schema) => format!("{}.{}", schema.quoted(), self.name.quoted()),
+            None => self.name.quoted(),
+        }
+    }
+
+    /// An index name derived from the table: `jobs_claim_idx`.
+    pub fn index_name(&self, suffix: &str) -> Ident {
+        let mut name = format!("{}_{suffix}", self.name);
+        name.truncate(63);
+        Ident(name)
+    }
+}
+
+impl fmt::Display for TableName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.schema {
+            Some(schema) => write!(f, "{schema}.{}", self.name),
+            None => write!(f, "{}", self.name),
+        }
+    }
+}
+
+/// qctl's concepts, each mapped to a column (or to none) by the layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Concept {
+    Id,
+    Queue,
+    Status,
+    Payload,
+    Attempts,
+    MaxAttempts,
+    RunAt,
+    LockedUntil,
+    LockedAt,
+    LockedBy,
+    CreatedAt,
+    UpdatedAt,
+    LastError,
+}
+
+impl Concept {
+    pub const ALL: [Concept; 13] = [
+        Concept::Id,
+        Concept::Queue,
+        Concept::Status,
+        Concept::Payload,
+        Concept::Attempts,
+        Concept::MaxAttempts,
+        Concept::RunAt,
+        Concept::LockedUntil,
+        Concept::LockedAt,
+        Concept::LockedBy,
+        Concept::CreatedAt,
+        Concept::UpdatedAt,
+        Concept::LastError,
+    ];
+
+    /// The key used in `[layout.columns]` and in messages.
+    pub fn key(self) -> &'static str {
+        match self {
+            Concept::Id => "id",
+            Concept::Queue => "queue",
+            Concept::Status => "status",
+            Concept::Payload => "payload",
+            Concept::Attempts => "attempts",
+            Concept::MaxAttempts => "max_attempts",
+            Concept::RunAt => "run_at",
+            Concept::LockedUntil => "locked_until",
+            Concept::LockedAt => "locked_at",
+            Concept::LockedBy => "locked_by",
+            Concept::CreatedAt => "created_at",
+            Concept::UpdatedAt => "updated_at",
+            Concept::LastError => "last_error",
+        }
+    }
+
+    fn from_key(key: &str) -> Option<Concept> {
+        Concept::ALL.into_iter().find(|c| c.key() == key)
+    }
+
+    /// Columns without which qctl cannot administer the table at all.
+    pub fn required(self) -> bool {
+        matches!(self, Concept::Id | Concept::Status)
+    }
+
+    pub fn is_time(self) -> bool {
+        matches!(
+            self,
+            Concept::RunAt
+                | Concept::LockedUntil
+                | Concept::LockedAt
+                | Concept::CreatedAt
+                | Concept::UpdatedAt
+        )
+    }
+}
+
+/// The canonical statuses (spec §3); `failed` is the dead-letter state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Status {
+    Pending,
+    Running,
+    Done,
+    Failed,
+}
+
+impl Status {
+    pub const ALL: [Status; 4] = [
+        Status::Pending,
+        Status::Running,
+        Status::Done,
+        Status::Failed,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Running => "running",
+            Status::Done => "done",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+/// The stored value of each canonical status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusValues {
+    pub pending: String,
+    pub running: String,
+    pub done: String,
+    pub failed: String,
+}
+
+impl StatusValues {
+    pub fn stored(&self, status: Status) -> &str {
+        match status {
+            Status::Pending => &self.pending,
+            Status::Running => &self.running,
+            Status::Done => &self.done,
+            Status::Failed => &self.failed,
+        }
+    }
+
+    /// Maps a stored value back to its canonical status.
+    pub fn canonical(&self, stored: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|s| self.stored(*s) == stored)
+    }
+
+    /// The stored value as a SQL string literal. Status values are written
+    /// as literals, not bound, so the planner can match a partial index.
+    pub fn literal(&self, status: Status) -> String {
+        format!("'{}'", self.stored(status).replace('\'', "''"))
+    }
+}
+
+/// When the attempts column is incremented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptCounting {
+    /// Each claim counts an attempt (`attempts` in the default layout); a
+    /// stale job whose attempts reached the maximum is dead-lettered.
+    Claim,
+    /// Each requeue of a stale or failed job counts a retry (`retry_count`
+    /// in `app-job-queue`); a job whose retries reached the maximum is
+    /// dead-lettered instead of requeued.
+    Requeue,
+}
+
+/// How a SQLite table stores times (PostgreSQL always uses timestamptz).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeEncoding {
+    /// Integer Unix seconds (the default).
+    Unix,
+    /// Integer Unix milliseconds.
+    UnixMs,
+    /// ISO-8601 text in UTC, `YYYY-MM-DD HH:MM:SS` as SQLite's datetime().
+    Iso8601,
+}
+
+impl TimeEncoding {
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeEncoding::Unix => "unix",
+            TimeEncoding::UnixMs => "unix_ms",
+            TimeEncoding::Iso8601 => "iso8601",
+        }
+    }
+}
+
+/// A complete, validated layout.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    /// The preset it started from, for messages.
+    pub preset: String,
+    pub table: TableName,
+    columns: [Option<Ident>; 13],
+    pub statuses: StatusValues,
+    pub attempts_counted: AttemptCounting,
+    /// `None`: detect from the table's rows, else integer Unix seconds.
+    pub time: Option<TimeEncoding>,
+}
+
+/// The names of the presets, for `--help` and completions.
+pub const PRESETS: [&str; 2] = ["default", "app-job-queue"];
+
+impl Layout {
+    pub fn preset(name: &str) -> Result<Layout> {
+        let col = |s: &str| Some(Ident(s.to_string()));
+        match name {
+            "default" => Ok(Layout {
+                preset: name.into(),
+                table: TableName::parse("jobs")?,
+                columns: [
+                    col("id"),
+                    col("queue"),
+                    col("status"),
+                    col("payload"),
+                    col("attempts"),
+                    col("max_attempts"),
+                    col("run_at"),
+                    col("locked_until"),
+                    col("locked_at"),
+                    col("locked_by"),
+                    col("created_at"),
+                    col("updated_at"),
+                    col("last_error"),
+                ],
+                statuses: StatusValues {
+                    pending: "pending".into(),
+                    running: "running".into(),
+                    done: "done".into(),
+                    failed: "failed".into(),
+                },
+                attempts_counted: AttemptCounting::Claim,
+                time: None,
+            }),
+            "app-job-queue" => Ok(Layout {
+                preset: name.into(),
+                table: TableName::parse("app_job_queue")?,
+                columns: [
+                    col("id"),
+                    None,
+                    col("status"),
+                    col("payload"),
+                    col("retry_count"),
+                    col("max_retries"),
+                    None,
+                    None,
+                    col("locked_at"),
+                    col("locked_by"),
+                    col("created_at"),
+                    col("updated_at"),
+                    None,
+                ],
+                statuses: StatusValues {
+                    pending: "PENDING".into(),
+                    running: "PROCESSING".into(),
+                    done: "COMPLETED".into(),
+                    failed: "FAILED".into(),
+                },
+                attempts_counted: AttemptCounting::Requeue,
+                time: None,
+            }),
+            other => Err(QctlError::usage(format!(
+                "unknown layout preset '{other}'; the presets are: {}",
+                PRESETS.join(", ")
+            ))),
+        }
+    }
+
+    pub fn column(&self, concept: Concept) -> Option<&Ident> {
+        self.columns[concept as usize].as_ref()
+    }
+
+    /// The column for a concept, or an error saying which command needs it
+    /// and why; raised before anything is changed.
+    pub fn require(&self, concept: Concept, needed_for: &str) -> Result<&Ident> {
+        self.column(concept).ok_or_else(|| {
+            QctlError::LayoutLacks {
+                layout: self.preset.clone(),
+                concept: concept.key(),
+                needed_for: needed_for.to_string(),
+            }
+            .into()
+        })
+    }
+
+    /// Applies the `[layout]` section of the config file.
+    pub fn apply_overrides(&mut self, overrides: &LayoutOverrides) -> Result<()> {
+        if let Some(table) = &overrides.table {
+            self.table = TableName::parse(table)?;
+        }
+        for (key, column) in &overrides.columns {
+            let concept = Concept::from_key(key).ok_or_else(|| {
+                QctlError::usage(format!(
+                    "unknown column concept '{key}' in [layout.columns]; the concepts are: {}",
+                    Concept::ALL.map(Concept::key).join(", ")
+                ))
+            })?;
+            self.columns[concept as usize] = Some(Ident::new(column, "column")?);
+        }
+        for key in &overrides.without {
+            let concept = Concept::from_key(key).ok_or_else(|| {
+                QctlError::usage(format!(
+                    "unknown column concept '{key}' in [layout] without"
+                ))
+            })?;
+            if concept.required() {
+                return Err(QctlError::usage(format!(
+                    "the {key} column cannot be left out of a layout"
+                )));
+            }
+            self.columns[concept as usize] = None;
+        }
+        let statuses = &overrides.statuses;
+        for (value, slot) in [
+            (&statuses.pending, &mut self.statuses.pending),
+            (&statuses.running, &mut self.statuses.running),
+            (&statuses.done, &mut self.statuses.done),
+            (&statuses.failed, &mut self.statuses.failed),
+        ] {
+            if let Some(value) = value {
+                *slot = value.clone();
+            }
+        }
+        if let Some(counting) = overrides.attempts_counted {
+            self.attempts_counted = counting;
+        }
+        if let Some(time) = overrides.time {
+            self.time = Some(time);
+        }
+        self.validate_statuses()
+    }
+
+    pub fn set_table(&mut self, table: &str) -> Result<()> {
+        self.table = TableName::parse(table)?;
+        Ok(())
+    }
+
+    fn validate_statuses(&self) -> Result<()> {
+        let values = Status::ALL.map(|s| self.statuses.stored(s));
+        for (i, value) in values.iter().enumerate() {
+            if value.is_empty() || value.len() > 64 || value.chars().any(char::is_control) {
+                return Err(QctlError::usage(format!(
+                    "invalid stored value {value:?} for status {}: use 1 to 64 printable characters",
+                    Status::ALL[i].name()
+                )));
+            }
+            if values[..i].contains(value) {
+                return Err(QctlError::usage(format!(
+                    "two statuses are stored as {value:?}; each needs its own value"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every mapped column with its concept, in concept order.
+    pub fn mapped_columns(&self) -> impl Iterator<Item = (Concept, &Ident)> {
+        Concept::ALL
+            .into_iter()
+            .filter_map(|c| self.column(c).map(|ident| (c, ident)))
+    }
+
+    /// The column that orders ready jobs: due time, else creation time.
+    pub fn order_column(&self) -> Option<&Ident> {
+        self.column(Concept::RunAt)
+            .or_else(|| self.column(Concept::CreatedAt))
+    }
+
+    /// The column that dates a finished job for purge: its last update,
+    /// else its creation.
+    pub fn finished_at_column(&self) -> Option<&Ident> {
+        self.column(Concept::UpdatedAt)
+            .or_else(|| self.column(Concept::CreatedAt))
+    }
+}
+
+/// The `[layout]` section of `qctl.toml`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayoutOverrides {
+    pub preset: Option<String>,
+    pub table: Option<String>,
+    #[serde(default)]
+    pub columns: std::collections::BTreeMap<String, String>,
+    /// Concepts the table has no column for.
+    #[serde(default)]
+    pub without: Vec<String>,
+    #[serde(default)]
+    pub statuses: StatusOverrides,
+    pub attempts_counted: Option<AttemptCounting>,
+    pub time: Option<TimeEncoding>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatusOverrides {
+    pub pending: Option<String>,
+    pub running: Option<String>,
+    pub done: Option<String>,
+    pub failed: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_are_validated() {
+        assert!(TableName::parse("jobs").is_ok());
+        assert!(TableName::parse("queue.jobs").is_ok());
+        for bad in [
+            "jobs; DROP TABLE jobs",
+            "",
+            "1jobs",
+            "jo\"bs",
+            "a.b.c",
+            "jobs--",
+        ] {
+            assert!(TableName::parse(bad).is_err(), "{bad} accepted");
+        }
+        assert_eq!(
+            TableName::parse("q.jobs").unwrap().quoted(),
+            "\"q\".\"jobs\""
+        );
+    }
+
+    #[test]
+    fn presets_and_overrides() {
+        let app = Layout::preset("app-job-queue").unwrap();
+        assert_eq!(app.table.to_string(), "app_job_queue");
+        assert!(app.column(Concept::Queue).is_none());
+        assert_eq!(app.statuses.literal(Status::Running), "'PROCESSING'");
+        assert!(Layout::preset("nope").is_err());
+
+        let mut layout = Layout::preset("default").unwrap();
+        let overrides: LayoutOverrides = toml::from_str(
+            r#"
+            table = "tasks"
+            without = ["last_error"]
+            time = "unix_ms"
+            [columns]
+            status = "state"
+            [statuses]
+            pending = "it's queued"
+            "#,
+        )
+        .unwrap();
+        layout.apply_overrides(&overrides).unwrap();
+        assert_eq!(layout.column(Concept::Status).unwrap().as_str(), "state");
+        assert!(layout.column(Concept::LastError).is_none());
+        assert_eq!(layout.statuses.literal(Status::Pending), "'it''s queued'");
+        assert_eq!(layout.time, Some(TimeEncoding::UnixMs));
+    }
+
+    #[test]
+    fn bad_overrides_are_refused() {
+        let mut layout = Layout::preset("default").unwrap();
+        let dup: LayoutOverrides = toml::from_str("[statuses]\ndone = \"pending\"").unwrap();
+        assert!(layout.apply_overrides(&dup).is_err());
+        let unknown: LayoutOverrides = toml::from_str("[columns]\nowner = \"x\"").unwrap();
+        assert!(layout.apply_overrides(&unknown).is_err());
+        let required: LayoutOverrides = toml::from_str("without = [\"id\"]").unwrap();
+        assert!(layout.apply_overrides(&required).is_err());
+    }
+}

@@ -1,0 +1,172 @@
+//! qctl: administration and diagnostics for table-backed job queues.
+//!
+//! `main.rs` only calls [`main_with_args`]; everything else lives here and
+//! below so tests can reach it. Data flows one way: clap types
+//! ([`cli`]) are resolved into a [`Ctx`], commands ask a
+//! [`backend::Backend`] and return plain models, and [`output`] prints
+//! them as a table or as JSON.
+
+pub mod backend;
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod docs;
+pub mod duration;
+pub mod error;
+pub mod explain;
+pub mod layout;
+pub mod model;
+pub mod output;
+pub mod render;
+pub mod target;
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Parser;
+
+use crate::backend::{Access, Backend, ConnectOptions, SqlLog};
+use crate::cli::{Cli, Command};
+use crate::config::Config;
+use crate::error::exit;
+use crate::layout::Layout;
+use crate::output::Output;
+use crate::target::{DEFAULT_URL, Target};
+
+/// Everything a command needs, resolved from flags, environment and the
+/// config file.
+pub struct Ctx {
+    pub target: Target,
+    pub layout: Layout,
+    pub out: Output,
+    pub busy_timeout: Duration,
+    pub sql_log: SqlLog,
+}
+
+impl Ctx {
+    /// Connects to the queue's database for the given kind of access.
+    pub fn open(&self, access: Access) -> Result<Box<dyn Backend>> {
+        backend::open(
+            &self.target,
+            &self.layout,
+            &ConnectOptions {
+                access,
+                busy_timeout: self.busy_timeout,
+                sql_log: self.sql_log.clone(),
+            },
+        )
+    }
+}
+
+/// Runs qctl with these arguments and returns the process exit code.
+pub fn main_with_args<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(err) => return clap_exit(&err),
+    };
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => report(&err),
+    }
+}
+
+fn clap_exit(err: &clap::Error) -> u8 {
+    use clap::error::ErrorKind;
+    match err.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = err.print();
+            exit::OK
+        }
+        _ => {
+            let text = err.render().to_string();
+            let text = text.strip_prefix("error: ").unwrap_or(&text);
+            eprint!("qctl: error: {text}");
+            exit::ERROR
+        }
+    }
+}
+
+/// Prints an error once, with its cause chain; a closed stdout (`qctl list
+/// | head`) is not an error worth a word.
+fn report(err: &anyhow::Error) -> u8 {
+    let broken_pipe = err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    });
+    if broken_pipe {
+        return exit::OK;
+    }
+    eprintln!("qctl: error: {err:#}");
+    exit::ERROR
+}
+
+fn run(cli: Cli) -> Result<u8> {
+    let global = cli.global;
+    let out = Output::new(global.format, global.color, global.quiet, global.verbose);
+    if let Command::Completions(args) = &cli.command {
+        return commands::completions::run(&out, args);
+    }
+    let config = Config::load(global.config.as_deref())?;
+    let url = resolve_url(global.database.as_deref(), config.database.as_deref());
+    let target = Target::parse(&url)?;
+    let preset = global
+        .layout
+        .as_deref()
+        .or(config.layout.preset.as_deref())
+        .unwrap_or("default");
+    let mut layout = Layout::preset(preset)?;
+    layout.apply_overrides(&config.layout)?;
+    if let Some(table) = &global.table {
+        layout.set_table(table)?;
+    }
+    let ctx = Ctx {
+        target,
+        layout,
+        out,
+        busy_timeout: global.busy_timeout,
+        sql_log: SqlLog {
+            enabled: global.verbose,
+        },
+    };
+    if ctx.out.verbose {
+        eprintln!(
+            "qctl: database {} (layout {}, table {})",
+            ctx.target.display(),
+            ctx.layout.preset,
+            ctx.layout.table
+        );
+    }
+    match cli.command {
+        Command::Demo(args) => commands::demo::run(&ctx, &args),
+        Command::Init(args) => commands::init::run(&ctx, &args),
+        Command::Enqueue(args) => commands::enqueue::run(&ctx, &args),
+        Command::Stats(args) => commands::stats::run(&ctx, &args),
+        Command::List(args) => commands::list::run(&ctx, &args),
+        Command::Show(args) => commands::show::run(&ctx, &args),
+        Command::Claim(args) => commands::claim::run(&ctx, &args),
+        Command::Complete(args) => commands::finish::complete(&ctx, &args),
+        Command::Fail(args) => commands::finish::fail(&ctx, &args),
+        Command::Retry(args) => commands::retry::run(&ctx, &args),
+        Command::Reap(args) => commands::reap::run(&ctx, &args),
+        Command::Purge(args) => commands::purge::run(&ctx, &args),
+        Command::ExplainClaim(args) => commands::explain::run(&ctx, &args),
+        Command::Completions(_) => unreachable!("handled before connecting"),
+    }
+}
+
+/// Spec §2: `--database`, `QCTL_DATABASE_URL`, `DATABASE_URL`, the config
+/// file, then the embedded default. Empty variables count as unset.
+fn resolve_url(flag: Option<&str>, config: Option<&str>) -> String {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    flag.map(str::to_string)
+        .or_else(|| env("QCTL_DATABASE_URL"))
+        .or_else(|| env("DATABASE_URL"))
+        .or_else(|| config.map(str::to_string))
+        .unwrap_or_else(|| DEFAULT_URL.to_string())
+}

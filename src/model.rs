@@ -1,0 +1,200 @@
+//! The plain data that commands return and renderers print.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Serialize, Serializer};
+
+/// A job id: a number for integer id columns, text otherwise (spec §6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum JobId {
+    Int(i64),
+    Text(String),
+}
+
+impl JobId {
+    /// Parses an id typed by a user; digits become a number.
+    pub fn parse(text: &str) -> JobId {
+        text.parse()
+            .map_or_else(|_| JobId::Text(text.to_string()), JobId::Int)
+    }
+}
+
+impl std::fmt::Display for JobId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JobId::Int(id) => write!(f, "{id}"),
+            JobId::Text(id) => f.write_str(id),
+        }
+    }
+}
+
+/// RFC 3339 UTC, whole seconds unless the value has a fraction.
+pub fn rfc3339(time: &DateTime<Utc>) -> String {
+    time.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+fn serialize_time<S: Serializer>(time: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
+    match time {
+        Some(time) => s.serialize_str(&rfc3339(time)),
+        None => s.serialize_none(),
+    }
+}
+
+/// One job as qctl sees it, whatever the layout.
+#[derive(Debug, Clone, Serialize)]
+pub struct Job {
+    pub id: JobId,
+    pub queue: Option<String>,
+    /// Canonical status name, or the stored value when it maps to none.
+    pub status: String,
+    pub payload: serde_json::Value,
+    pub attempts: Option<i64>,
+    pub max_attempts: Option<i64>,
+    pub locked_by: Option<String>,
+    #[serde(serialize_with = "serialize_time")]
+    pub run_at: Option<DateTime<Utc>>,
+    #[serde(serialize_with = "serialize_time")]
+    pub locked_at: Option<DateTime<Utc>>,
+    #[serde(serialize_with = "serialize_time")]
+    pub locked_until: Option<DateTime<Utc>>,
+    #[serde(serialize_with = "serialize_time")]
+    pub created_at: Option<DateTime<Utc>>,
+    #[serde(serialize_with = "serialize_time")]
+    pub updated_at: Option<DateTime<Utc>>,
+    pub last_error: Option<String>,
+}
+
+/// A job to add.
+#[derive(Debug, Clone)]
+pub struct NewJob {
+    /// Compact JSON text, already validated.
+    pub payload: String,
+    pub queue: String,
+    pub run_at: DateTime<Utc>,
+    pub max_attempts: i64,
+}
+
+/// Counts for one queue (or the total), spec §6.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Counts {
+    pub pending: i64,
+    pub ready: i64,
+    pub scheduled: i64,
+    pub running: i64,
+    /// `None` when staleness cannot be judged: no lease column and no
+    /// `--timeout`.
+    pub stale: Option<i64>,
+    pub done: i64,
+    pub failed: i64,
+    pub oldest_ready_age_seconds: Option<f64>,
+    /// The fields that are estimates rather than exact counts.
+    pub estimated: Vec<&'static str>,
+}
+
+impl Counts {
+    /// Folds another queue's counts into a total.
+    pub fn add(&mut self, other: &Counts) {
+        self.pending += other.pending;
+        self.ready += other.ready;
+        self.scheduled += other.scheduled;
+        self.running += other.running;
+        self.stale = match (self.stale, other.stale) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+        self.done += other.done;
+        self.failed += other.failed;
+        self.oldest_ready_age_seconds = match (
+            self.oldest_ready_age_seconds,
+            other.oldest_ready_age_seconds,
+        ) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        for field in &other.estimated {
+            if !self.estimated.contains(field) {
+                self.estimated.push(field);
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QueueCounts {
+    pub queue: Option<String>,
+    #[serde(flatten)]
+    pub counts: Counts,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Stats {
+    pub backend: &'static str,
+    pub table: String,
+    pub queues: Vec<QueueCounts>,
+    pub total: Counts,
+    /// The staleness rule used: `lease` or `lock_age`.
+    pub stale_rule: Option<&'static str>,
+    pub stale_timeout_seconds: Option<f64>,
+}
+
+/// What reap does (or would do) to one stale job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReapAction {
+    Requeue,
+    DeadLetter,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReapedJob {
+    pub id: JobId,
+    pub queue: Option<String>,
+    pub action: ReapAction,
+    pub attempts: Option<i64>,
+    pub max_attempts: Option<i64>,
+    pub locked_by: Option<String>,
+    #[serde(serialize_with = "serialize_time")]
+    pub locked_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReapOutcome {
+    pub dry_run: bool,
+    pub requeued: u64,
+    pub dead_lettered: u64,
+    pub jobs: Vec<ReapedJob>,
+    pub batches: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PurgeOutcome {
+    pub dry_run: bool,
+    pub status: &'static str,
+    #[serde(serialize_with = "serialize_time")]
+    pub cutoff: Option<DateTime<Utc>>,
+    /// Jobs deleted, or that would be deleted with `dry_run`.
+    pub purged: u64,
+    pub batches: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RetryOutcome {
+    pub retried: u64,
+    pub ids: Vec<JobId>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EnqueueOutcome {
+    pub enqueued: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ids: Option<Vec<JobId>>,
+}
+
+/// The result of a fenced `complete` or `fail`.
+#[derive(Debug, Clone)]
+pub enum FinishOutcome {
+    /// The job was still held by the worker and is now in this state.
+    Finished(Job),
+    /// The worker no longer holds the job; here is the job as it is now.
+    NotHeld(Job),
+}

@@ -1,0 +1,450 @@
+//! The table (human) view of every command result. JSON comes straight
+//! from the models' `Serialize`.
+
+use std::fmt::Write as _;
+
+use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table, presets};
+use owo_colors::OwoColorize;
+use serde::Serialize;
+
+use crate::duration::format_age;
+use crate::explain::{ExplainReport, Severity};
+use crate::model::{
+    Counts, EnqueueOutcome, Job, PurgeOutcome, ReapAction, ReapOutcome, RetryOutcome, Stats,
+    rfc3339,
+};
+use crate::output::{Render, Styles, thousands};
+
+fn new_table(styles: &Styles, header: &[&str]) -> Table {
+    let mut table = Table::new();
+    table.load_style(presets::UTF8_FULL_CONDENSED.with_rounded_corners());
+    table.set_content_arrangement(ContentArrangement::Dynamic);
+    if styles.enabled {
+        table.enforce_styling();
+    } else {
+        table.force_no_tty();
+    }
+    table.set_header(header.iter().map(|h| Cell::new(h)));
+    table
+}
+
+fn number(n: i64) -> Cell {
+    Cell::new(thousands(n)).set_alignment(CellAlignment::Right)
+}
+
+/// A count that is bad when above zero (stale, failed).
+fn alarm(n: i64, color: Color, styles: &Styles) -> Cell {
+    let cell = number(n);
+    if n > 0 && styles.enabled {
+        cell.fg(color)
+    } else {
+        cell
+    }
+}
+
+fn counts_row(label: &str, c: &Counts, styles: &Styles) -> Vec<Cell> {
+    let done = if c.estimated.contains(&"done") {
+        format!("~{}", thousands(c.done))
+    } else {
+        thousands(c.done)
+    };
+    vec![
+        Cell::new(label),
+        number(c.pending),
+        number(c.ready),
+        number(c.scheduled),
+        number(c.running),
+        match c.stale {
+            Some(stale) => alarm(stale, Color::Red, styles),
+            None => Cell::new("-").set_alignment(CellAlignment::Right),
+        },
+        Cell::new(done).set_alignment(CellAlignment::Right),
+        alarm(c.failed, Color::Yellow, styles),
+        Cell::new(c.oldest_ready_age_seconds.map_or("-".into(), format_age))
+            .set_alignment(CellAlignment::Right),
+    ]
+}
+
+impl Render for Stats {
+    fn render_table(&self, styles: &Styles) -> String {
+        let mut table = new_table(
+            styles,
+            &[
+                "queue",
+                "pending",
+                "ready",
+                "scheduled",
+                "running",
+                "stale",
+                "done",
+                "failed",
+                "oldest ready",
+            ],
+        );
+        for q in &self.queues {
+            table.add_row(counts_row(
+                q.queue.as_deref().unwrap_or("-"),
+                &q.counts,
+                styles,
+            ));
+        }
+        if self.queues.len() != 1 {
+            table.add_row(counts_row("total", &self.total, styles));
+        }
+        let mut out = format!("{table}\n");
+        let mut notes = Vec::new();
+        match (self.stale_rule, self.stale_timeout_seconds) {
+            (Some("lock_age"), Some(t)) => {
+                notes.push(format!("stale: locked longer than {}", format_age(t)))
+            }
+            (Some(_), _) => notes.push("stale: lease expired".to_string()),
+            (None, _) => {
+                notes.push("stale: unknown without a lease column; pass --timeout".to_string())
+            }
+        }
+        if self.total.estimated.contains(&"done") {
+            notes.push("~ estimated; --exact counts".to_string());
+        }
+        let _ = writeln!(
+            out,
+            "{}",
+            format!(
+                "table {} ({}); {}",
+                self.table,
+                self.backend,
+                notes.join("; ")
+            )
+            .style(styles.dim)
+        );
+        out
+    }
+}
+
+/// The jobs `list` prints.
+#[derive(Debug, Serialize)]
+pub struct JobList {
+    pub jobs: Vec<Job>,
+}
+
+fn short(text: &str, max: usize) -> String {
+    let text: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if text.chars().count() <= max {
+        text
+    } else {
+        let cut: String = text.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
+fn time_cell(time: &Option<chrono::DateTime<chrono::Utc>>) -> String {
+    time.as_ref()
+        .map_or("-".into(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+}
+
+fn attempts_text(job: &Job) -> String {
+    match (job.attempts, job.max_attempts) {
+        (Some(a), Some(m)) => format!("{a}/{m}"),
+        (Some(a), None) => a.to_string(),
+        _ => "-".into(),
+    }
+}
+
+fn status_cell(status: &str, styles: &Styles) -> Cell {
+    let cell = Cell::new(status);
+    if !styles.enabled {
+        return cell;
+    }
+    match status {
+        "failed" => cell.fg(Color::Red),
+        "running" => cell.fg(Color::Cyan),
+        "done" => cell.fg(Color::Green),
+        _ => cell,
+    }
+}
+
+impl Render for JobList {
+    fn render_table(&self, styles: &Styles) -> String {
+        if self.jobs.is_empty() {
+            return "no jobs match\n".into();
+        }
+        let mut table = new_table(
+            styles,
+            &[
+                "id",
+                "queue",
+                "status",
+                "attempts",
+                "run at (UTC)",
+                "locked by",
+                "payload",
+                "last error",
+            ],
+        );
+        for job in &self.jobs {
+            table.add_row(vec![
+                Cell::new(job.id.to_string()).set_alignment(CellAlignment::Right),
+                Cell::new(job.queue.as_deref().unwrap_or("-")),
+                status_cell(&job.status, styles),
+                Cell::new(attempts_text(job)),
+                Cell::new(time_cell(&job.run_at.or(job.created_at))),
+                Cell::new(job.locked_by.as_deref().unwrap_or("-")),
+                Cell::new(short(&job.payload.to_string(), 40)),
+                Cell::new(short(job.last_error.as_deref().unwrap_or(""), 40)),
+            ]);
+        }
+        format!("{table}\n")
+    }
+}
+
+impl Render for Job {
+    fn render_table(&self, styles: &Styles) -> String {
+        let mut out = String::new();
+        let time = |t: &Option<chrono::DateTime<chrono::Utc>>| t.as_ref().map(rfc3339);
+        let rows: Vec<(&str, Option<String>)> = vec![
+            ("id", Some(self.id.to_string())),
+            ("queue", self.queue.clone()),
+            ("status", Some(self.status.clone())),
+            ("attempts", Some(attempts_text(self))),
+            ("run at", time(&self.run_at)),
+            ("locked by", self.locked_by.clone()),
+            ("locked at", time(&self.locked_at)),
+            ("lease until", time(&self.locked_until)),
+            ("created at", time(&self.created_at)),
+            ("updated at", time(&self.updated_at)),
+            ("last error", self.last_error.clone()),
+        ];
+        for (label, value) in rows {
+            if let Some(value) = value {
+                let _ = writeln!(
+                    out,
+                    "{:<12} {value}",
+                    format!("{label}:").style(styles.strong)
+                );
+            }
+        }
+        let payload = serde_json::to_string_pretty(&self.payload).unwrap_or_default();
+        let _ = writeln!(out, "{}", "payload:".style(styles.strong));
+        for line in payload.lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+        out
+    }
+}
+
+impl Render for EnqueueOutcome {
+    fn render_table(&self, _styles: &Styles) -> String {
+        match &self.ids {
+            Some(ids) if ids.len() == 1 => format!("enqueued job {}\n", ids[0]),
+            _ => format!("enqueued {} jobs\n", thousands(self.enqueued as i64)),
+        }
+    }
+}
+
+impl Render for ReapOutcome {
+    fn render_table(&self, styles: &Styles) -> String {
+        let mut out = String::new();
+        if !self.jobs.is_empty() {
+            let mut table = new_table(
+                styles,
+                &[
+                    "id",
+                    "queue",
+                    "action",
+                    "attempts",
+                    "locked by",
+                    "locked at (UTC)",
+                ],
+            );
+            for job in &self.jobs {
+                let action = match job.action {
+                    ReapAction::Requeue => Cell::new("requeue"),
+                    ReapAction::DeadLetter if styles.enabled => {
+                        Cell::new("dead-letter").fg(Color::Red)
+                    }
+                    ReapAction::DeadLetter => Cell::new("dead-letter"),
+                };
+                let attempts = match (job.attempts, job.max_attempts) {
+                    (Some(a), Some(m)) => format!("{a}/{m}"),
+                    _ => "-".into(),
+                };
+                table.add_row(vec![
+                    Cell::new(job.id.to_string()).set_alignment(CellAlignment::Right),
+                    Cell::new(job.queue.as_deref().unwrap_or("-")),
+                    action,
+                    Cell::new(attempts),
+                    Cell::new(job.locked_by.as_deref().unwrap_or("-")),
+                    Cell::new(time_cell(&job.locked_at)),
+                ]);
+            }
+            let _ = writeln!(out, "{table}");
+        }
+        let summary = if self.dry_run {
+            format!(
+                "would requeue {} and dead-letter {} stale jobs (dry run: nothing changed)",
+                self.requeued, self.dead_lettered
+            )
+        } else if self.jobs.is_empty() {
+            "no stale jobs".to_string()
+        } else {
+            format!(
+                "requeued {} and dead-lettered {} stale jobs in {} batch{}",
+                self.requeued,
+                self.dead_lettered,
+                self.batches,
+                if self.batches == 1 { "" } else { "es" }
+            )
+        };
+        let _ = writeln!(out, "{summary}");
+        out
+    }
+}
+
+impl Render for PurgeOutcome {
+    fn render_table(&self, _styles: &Styles) -> String {
+        let cutoff = self.cutoff.as_ref().map(rfc3339).unwrap_or_default();
+        if self.dry_run {
+            format!(
+                "would delete {} {} jobs finished before {cutoff} (dry run: nothing changed)\n",
+                thousands(self.purged as i64),
+                self.status
+            )
+        } else {
+            format!(
+                "deleted {} {} jobs finished before {cutoff} in {} batches\n",
+                thousands(self.purged as i64),
+                self.status,
+                self.batches
+            )
+        }
+    }
+}
+
+impl Render for RetryOutcome {
+    fn render_table(&self, _styles: &Styles) -> String {
+        if self.retried == 0 {
+            return "no failed jobs to retry\n".into();
+        }
+        let ids: Vec<String> = self.ids.iter().take(20).map(ToString::to_string).collect();
+        let more = if self.ids.len() > 20 {
+            format!(" and {} more", self.ids.len() - 20)
+        } else {
+            String::new()
+        };
+        format!(
+            "retried {} jobs: {}{more}\n",
+            thousands(self.retried as i64),
+            ids.join(", ")
+        )
+    }
+}
+
+impl Render for ExplainReport {
+    fn render_table(&self, styles: &Styles) -> String {
+        let mut out = String::new();
+        for statement in &self.applied {
+            let _ = writeln!(out, "{} {statement}", "applied:".style(styles.good));
+        }
+        if !self.applied.is_empty() {
+            out.push('\n');
+        }
+        for check in &self.checks {
+            let _ = writeln!(
+                out,
+                "{} {}",
+                format!("{} query:", check.query).style(styles.strong),
+                check.sql.style(styles.dim)
+            );
+            let _ = writeln!(out, "  plan:");
+            for (i, line) in check.lines.iter().enumerate() {
+                let flagged = check.findings.iter().find(|f| f.line == Some(i));
+                let indent = "  ".repeat(line.depth);
+                match flagged {
+                    Some(f) => {
+                        let style = if f.severity == Severity::Error {
+                            styles.bad
+                        } else {
+                            styles.warn
+                        };
+                        let _ = writeln!(
+                            out,
+                            "  {} {indent}{}  {}",
+                            ">".style(style),
+                            line.text.style(style),
+                            format!("<- {}", f.kind).style(style)
+                        );
+                    }
+                    None => {
+                        let _ = writeln!(out, "    {indent}{}", line.text);
+                    }
+                }
+            }
+            if check.findings.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  {}",
+                    "ok: the query uses an index".style(styles.good)
+                );
+            }
+            for finding in &check.findings {
+                let label = match finding.severity {
+                    Severity::Error => format!("error[{}]", finding.kind)
+                        .style(styles.bad)
+                        .to_string(),
+                    Severity::Warning => format!("warning[{}]", finding.kind)
+                        .style(styles.warn)
+                        .to_string(),
+                };
+                let _ = writeln!(out, "  {label} {}", finding.detail);
+            }
+            out.push('\n');
+        }
+        if !self.suggested_indexes.is_empty() {
+            let _ = writeln!(
+                out,
+                "{}",
+                "fix (run `qctl explain-claim --apply` to create it):".style(styles.strong)
+            );
+            for statement in &self.suggested_indexes {
+                let _ = writeln!(out, "  {statement};");
+            }
+            out.push('\n');
+        }
+        let verdict = if self.ok {
+            "ok: the hot queries use indexes"
+                .style(styles.good)
+                .to_string()
+        } else {
+            "problem: a hot query scans or sorts the table"
+                .style(styles.bad)
+                .to_string()
+        };
+        let _ = writeln!(out, "{verdict}");
+        out
+    }
+}
+
+/// The result of `init`.
+#[derive(Debug, Serialize)]
+pub struct InitReport {
+    pub database: String,
+    pub table: String,
+    pub statements: Vec<String>,
+    pub executed: bool,
+}
+
+impl Render for InitReport {
+    fn render_table(&self, styles: &Styles) -> String {
+        if !self.executed {
+            return self.statements.iter().map(|s| format!("{s};\n")).collect();
+        }
+        let mut out = format!("initialised table {} in {}:\n", self.table, self.database);
+        for statement in &self.statements {
+            let first = statement.lines().next().unwrap_or_default();
+            let _ = writeln!(out, "  {}", first.style(styles.dim));
+        }
+        out
+    }
+}

@@ -1,0 +1,261 @@
+//! Where the queue lives: the database URL, parsed and redacted.
+//!
+//! Resolution order (spec §2): `--database`, `QCTL_DATABASE_URL`,
+//! `DATABASE_URL`, `database` in the config file, then `sqlite:qctl.db`.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use crate::error::QctlError;
+
+/// The embedded default, relative to the current directory.
+pub const DEFAULT_URL: &str = "sqlite:qctl.db";
+
+/// A parsed database target.
+#[derive(Debug, Clone)]
+pub enum Target {
+    Sqlite(SqliteTarget),
+    Postgres(PostgresTarget),
+}
+
+#[derive(Debug, Clone)]
+pub struct SqliteTarget {
+    pub path: PathBuf,
+    /// `?mode=ro` in a `file:` URL: never write, even for write commands.
+    pub read_only: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct PostgresTarget {
+    /// The URL or key=value string as the user gave it (may hold a password).
+    pub conninfo: String,
+}
+
+impl Target {
+    pub fn parse(url: &str) -> Result<Target> {
+        let url = url.trim();
+        if url.is_empty() {
+            return Err(QctlError::usage("the database URL is empty"));
+        }
+        let lower = url.to_ascii_lowercase();
+        if lower.starts_with("postgres://")
+            || lower.starts_with("postgresql://")
+            || looks_like_keyword_conninfo(url)
+        {
+            return Ok(Target::Postgres(PostgresTarget {
+                conninfo: url.to_string(),
+            }));
+        }
+        let rest = if let Some(rest) = url.strip_prefix("sqlite:") {
+            rest.strip_prefix("//").unwrap_or(rest)
+        } else if let Some(rest) = url.strip_prefix("file:") {
+            rest.strip_prefix("//").unwrap_or(rest)
+        } else if let Some((scheme, _)) = url.split_once("://") {
+            return Err(QctlError::usage(format!(
+                "unsupported database URL scheme '{scheme}://' in {}; use sqlite:PATH, \
+                 postgres://... or a plain file path",
+                redact(url)
+            )));
+        } else {
+            url
+        };
+        let (path, query) = match rest.split_once('?') {
+            Some((path, query)) => (path, Some(query)),
+            None => (rest, None),
+        };
+        let mut read_only = false;
+        for pair in query.into_iter().flat_map(|q| q.split('&')) {
+            match pair {
+                "" | "mode=rw" | "mode=rwc" => {}
+                "mode=ro" => read_only = true,
+                other => {
+                    return Err(QctlError::usage(format!(
+                        "unsupported SQLite URL parameter '{other}' (qctl understands mode=ro)"
+                    )));
+                }
+            }
+        }
+        if path.is_empty() {
+            return Err(QctlError::usage(format!(
+                "no file path in database URL '{url}'; write sqlite:PATH"
+            )));
+        }
+        if path == ":memory:" {
+            return Err(QctlError::usage(
+                "an in-memory SQLite database holds no queue; give a file path",
+            ));
+        }
+        Ok(Target::Sqlite(SqliteTarget {
+            path: PathBuf::from(path),
+            read_only,
+        }))
+    }
+
+    /// The URL as it may be shown to a user: passwords replaced by `***`.
+    pub fn display(&self) -> String {
+        match self {
+            Target::Sqlite(t) => format!("sqlite:{}", t.path.display()),
+            Target::Postgres(t) => redact(&t.conninfo),
+        }
+    }
+
+    pub fn backend_name(&self) -> &'static str {
+        match self {
+            Target::Sqlite(_) => "sqlite",
+            Target::Postgres(_) => "postgres",
+        }
+    }
+}
+
+fn looks_like_keyword_conninfo(text: &str) -> bool {
+    const KEYS: [&str; 7] = [
+        "host=",
+        "dbname=",
+        "user=",
+        "port=",
+        "hostaddr=",
+        "password=",
+        "sslmode=",
+    ];
+    text.split_whitespace()
+        .any(|word| KEYS.iter().any(|key| word.starts_with(key)))
+}
+
+/// Replaces every password in a URL or libpq key=value string with `***`.
+///
+/// Handles `scheme://user:secret@host`, `?password=secret` query parameters
+/// and `password=secret` / `password='se cret'` keywords.
+pub fn redact(url: &str) -> String {
+    let mut out = url.to_string();
+    if let Some(scheme_end) = out.find("://") {
+        let authority_start = scheme_end + 3;
+        let authority_end = out[authority_start..]
+            .find(['/', '?'])
+            .map_or(out.len(), |i| authority_start + i);
+        if let Some(at) = out[authority_start..authority_end].rfind('@') {
+            let userinfo = &out[authority_start..authority_start + at];
+            if let Some(colon) = userinfo.find(':') {
+                let start = authority_start + colon + 1;
+                let end = authority_start + at;
+                out.replace_range(start..end, "***");
+            }
+        }
+    }
+    redact_keyword(&out)
+}
+
+fn redact_keyword(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(pos) = find_password_key(rest) {
+        let value_start = pos + "password=".len();
+        out.push_str(&rest[..value_start]);
+        out.push_str("***");
+        let value = &rest[value_start..];
+        let value_len = if let Some(quoted) = value.strip_prefix('\'') {
+            // A quoted libpq value ends at the first unescaped quote.
+            let mut chars = quoted.char_indices();
+            let mut end = quoted.len();
+            while let Some((i, c)) = chars.next() {
+                if c == '\\' {
+                    chars.next();
+                } else if c == '\'' {
+                    end = i + 1;
+                    break;
+                }
+            }
+            end + 1
+        } else {
+            value.find([' ', '&', '\t', '\n']).unwrap_or(value.len())
+        };
+        rest = &value[value_len.min(value.len())..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn find_password_key(text: &str) -> Option<usize> {
+    let lower = text.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(i) = lower[from..].find("password=") {
+        let pos = from + i;
+        let boundary = pos == 0 || matches!(lower.as_bytes()[pos - 1], b' ' | b'?' | b'&' | b'\t');
+        if boundary {
+            return Some(pos);
+        }
+        from = pos + 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sqlite_path(url: &str) -> String {
+        match Target::parse(url).unwrap() {
+            Target::Sqlite(t) => t.path.display().to_string(),
+            Target::Postgres(_) => panic!("{url} parsed as postgres"),
+        }
+    }
+
+    #[test]
+    fn sqlite_forms() {
+        assert_eq!(sqlite_path("sqlite:app.db"), "app.db");
+        assert_eq!(sqlite_path("sqlite://app.db"), "app.db");
+        assert_eq!(sqlite_path("sqlite:///var/q.db"), "/var/q.db");
+        assert_eq!(sqlite_path("file:data/q.db"), "data/q.db");
+        assert_eq!(sqlite_path("./q.db"), "./q.db");
+        match Target::parse("file:q.db?mode=ro").unwrap() {
+            Target::Sqlite(t) => assert!(t.read_only),
+            Target::Postgres(_) => unreachable!(),
+        }
+        assert!(Target::parse("file:q.db?cache=shared").is_err());
+        assert!(Target::parse("mysql://x").is_err());
+        assert!(Target::parse("sqlite::memory:").is_err());
+    }
+
+    #[test]
+    fn postgres_forms() {
+        for url in [
+            "postgres://a@h/db",
+            "postgresql://h/db",
+            "host=h dbname=q user=u",
+        ] {
+            assert!(
+                matches!(Target::parse(url).unwrap(), Target::Postgres(_)),
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn redacts_every_password_form() {
+        assert_eq!(
+            redact("postgres://app:s3cret@db/queue"),
+            "postgres://app:***@db/queue"
+        );
+        assert_eq!(
+            redact("postgres://app:p@ss@db:5432/q"),
+            "postgres://app:***@db:5432/q"
+        );
+        assert_eq!(redact("postgres://app@db/q"), "postgres://app@db/q");
+        assert_eq!(
+            redact("postgres://db/q?user=a&password=s3cret&sslmode=require"),
+            "postgres://db/q?user=a&password=***&sslmode=require"
+        );
+        assert_eq!(
+            redact("host=db password='se cret' user=app"),
+            "host=db password=*** user=app"
+        );
+        assert_eq!(
+            redact("host=db PASSWORD=x user=app"),
+            "host=db PASSWORD=*** user=app"
+        );
+        assert_eq!(
+            redact("sqlite:my-password=file.db"),
+            "sqlite:my-password=file.db"
+        );
+    }
+}
