@@ -1172,12 +1172,14 @@ impl Backend for SqliteBackend {
     fn stats(&mut self, request: &StatsRequest) -> Result<Stats> {
         let now = Utc::now();
         let mut binds = Binds::default();
-        let now_p = binds.push(self.times.encode(now));
         let (ready, oldest) = match self.col(Concept::RunAt) {
-            Some(run_at) => (
-                format!("sum({run_at} <= {now_p})"),
-                format!("min(CASE WHEN {run_at} <= {now_p} THEN {run_at} END)"),
-            ),
+            Some(run_at) => {
+                let now_p = binds.push(self.times.encode(now));
+                (
+                    format!("sum({run_at} <= {now_p})"),
+                    format!("min(CASE WHEN {run_at} <= {now_p} THEN {run_at} END)"),
+                )
+            }
             None => (
                 "count(*)".to_string(),
                 self.col(Concept::CreatedAt)

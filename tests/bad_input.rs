@@ -1,0 +1,250 @@
+//! Bad input: each case gets `qctl: error: ...`, exit 2, and leaves the
+//! database exactly as it was.
+
+mod common;
+
+use common::Sandbox;
+
+/// A database with a few jobs in every state.
+fn populated() -> Sandbox {
+    let s = Sandbox::new();
+    s.init();
+    s.enqueue(5, "default");
+    s.run(&["claim", "--worker", "w1"]).assert_ok();
+    s
+}
+
+#[test]
+fn read_command_on_a_missing_file_does_not_create_it() {
+    let s = Sandbox::new();
+    for args in [
+        &["stats"][..],
+        &["list"],
+        &["show", "1"],
+        &["explain-claim"],
+        &["reap", "--dry-run"],
+    ] {
+        s.run(args).assert_error("qctl init");
+        assert!(!s.db().exists(), "{args:?} created the database file");
+    }
+    // Write commands do not create it either: only init does.
+    s.run(&["enqueue", "--payload", "{}"])
+        .assert_error("does not exist");
+    assert!(!s.db().exists());
+}
+
+#[test]
+fn a_file_that_is_not_a_database() {
+    let s = Sandbox::new();
+    std::fs::write(s.db(), "this is a text file, not a queue\n".repeat(200)).unwrap();
+    let before = std::fs::read(s.db()).unwrap();
+    s.run(&["stats"]).assert_error("is not a SQLite database");
+    s.run(&["enqueue", "--payload", "{}"])
+        .assert_error("is not a SQLite database");
+    assert_eq!(std::fs::read(s.db()).unwrap(), before);
+}
+
+#[test]
+fn missing_table_says_to_run_init() {
+    let s = Sandbox::new();
+    s.conn().execute_batch("CREATE TABLE other (x)").unwrap();
+    let before = s.snapshot();
+    let run = s.run(&["stats"]);
+    run.assert_error("table jobs does not exist");
+    assert!(run.stderr.contains("qctl init"), "{}", run.stderr);
+    s.run(&["enqueue", "--payload", "{}"])
+        .assert_error("table jobs does not exist");
+    assert_eq!(s.snapshot(), before);
+}
+
+#[test]
+fn missing_column_named_by_the_layout() {
+    let s = Sandbox::new();
+    s.exec(
+        "CREATE TABLE jobs (id INTEGER PRIMARY KEY, queue TEXT, status TEXT, payload TEXT,
+         attempts INT, max_attempts INT, locked_until INT, locked_at INT, locked_by TEXT,
+         created_at INT, updated_at INT, last_error TEXT);
+         INSERT INTO jobs (queue, status, payload) VALUES ('default', 'pending', '{}');",
+    );
+    let before = s.snapshot();
+    for args in [
+        &["stats"][..],
+        &["claim", "--worker", "w"],
+        &["reap"],
+        &["enqueue", "--payload", "1"],
+    ] {
+        let run = s.run(args);
+        run.assert_error("column run_at");
+        assert!(run.stderr.contains("[layout.columns]"), "{}", run.stderr);
+    }
+    assert_eq!(s.snapshot(), before);
+}
+
+#[test]
+fn injection_through_table_name_is_refused() {
+    let s = populated();
+    let before = s.snapshot();
+    for command in ["stats", "reap", "init"] {
+        s.run(&["--table", "jobs; DROP TABLE jobs", command])
+            .assert_error("invalid table name");
+    }
+    s.run(&["--table", "jobs\"--", "list"])
+        .assert_error("invalid table name");
+    assert_eq!(s.snapshot(), before);
+}
+
+#[test]
+fn unknown_preset() {
+    let s = populated();
+    let before = s.snapshot();
+    s.run(&["--layout", "oracle", "stats"])
+        .assert_error("unknown layout preset 'oracle'");
+    assert_eq!(s.snapshot(), before);
+}
+
+#[test]
+fn invalid_json_payload() {
+    let s = populated();
+    let before = s.snapshot();
+    s.run(&["enqueue", "--payload", "{not json"])
+        .assert_error("--payload is not valid JSON");
+    assert_eq!(s.snapshot(), before);
+}
+
+#[test]
+fn a_bad_jsonl_line_names_its_number_and_inserts_nothing() {
+    let s = populated();
+    let before = s.snapshot();
+    let input =
+        "{\"payload\": 1}\n{\"payload\": 2}\n{\"payload\": 3, \"queue\": }\n{\"payload\": 4}\n";
+    s.run_stdin(&["enqueue", "--from-file", "-"], input)
+        .assert_error("line 3");
+    let missing = "{\"payload\": 1}\n\n{\"queue\": \"x\"}\n";
+    s.run_stdin(&["enqueue", "--from-file", "-"], missing)
+        .assert_error("line 3: missing field `payload`");
+    let typo = "{\"paylod\": 1}\n";
+    s.run_stdin(&["enqueue", "--from-file", "-"], typo)
+        .assert_error("line 1: unknown field `paylod`");
+    let time = "{\"payload\": 1, \"run_at\": \"soon\"}\n";
+    s.run_stdin(&["enqueue", "--from-file", "-"], time)
+        .assert_error("line 1: run_at");
+    assert_eq!(s.snapshot(), before);
+}
+
+#[test]
+fn bad_and_bare_number_durations() {
+    let s = populated();
+    let before = s.snapshot();
+    let run = s.run(&["reap", "--timeout", "10"]);
+    run.assert_error("'10' has no unit");
+    assert!(run.stderr.contains("10m"), "{}", run.stderr);
+    s.run(&["reap", "--timeout", "banana"])
+        .assert_error("is not a duration");
+    s.run(&["purge", "--older-than", "7", "--yes"])
+        .assert_error("no unit");
+    s.run(&["claim", "--worker", "w", "--lease=-5m"])
+        .assert_error("duration");
+    assert_eq!(s.snapshot(), before);
+}
+
+#[test]
+fn write_command_on_a_read_only_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = populated();
+    // Settle the WAL so the snapshot reads the same file state.
+    s.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    let before = s.snapshot();
+    std::fs::set_permissions(s.db(), std::fs::Permissions::from_mode(0o444)).unwrap();
+    for args in [
+        &["enqueue", "--payload", "{}"][..],
+        &["claim", "--worker", "w2"],
+        &["reap"],
+        &["init"],
+    ] {
+        s.run(args).assert_error("read-only");
+    }
+    // Reading still works.
+    s.run(&["stats"]).assert_ok();
+    let url = format!("file:{}?mode=ro", s.db().display());
+    std::fs::set_permissions(s.db(), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut cmd = s.cmd();
+    let out = cmd
+        .args(["-d", &url, "enqueue", "--payload", "{}"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("mode=ro"));
+    assert_eq!(s.snapshot(), before);
+}
+
+#[test]
+fn write_lock_held_past_the_busy_timeout() {
+    let s = populated();
+    let before = s.snapshot();
+    let holder = s.conn();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let started = std::time::Instant::now();
+    let run = s.run(&["--busy-timeout", "300ms", "claim", "--worker", "w2"]);
+    run.assert_error("busy timeout (300ms)");
+    assert!(started.elapsed() >= std::time::Duration::from_millis(300));
+    s.run(&["--busy-timeout", "200ms", "enqueue", "--payload", "{}"])
+        .assert_error("--busy-timeout");
+    holder.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(s.snapshot(), before);
+}
+
+#[test]
+fn job_id_that_does_not_exist() {
+    let s = populated();
+    let before = s.snapshot();
+    s.run(&["show", "999"])
+        .assert_error("job 999 does not exist in table jobs");
+    s.run(&["complete", "999", "--worker", "w1"])
+        .assert_error("job 999 does not exist");
+    s.run(&["fail", "999", "--worker", "w1"])
+        .assert_error("job 999 does not exist");
+    s.run(&["retry", "999"])
+        .assert_error("job 999 does not exist");
+    assert_eq!(s.snapshot(), before);
+}
+
+#[test]
+fn retry_of_a_job_that_is_not_failed_changes_nothing() {
+    let s = populated();
+    s.exec("UPDATE jobs SET status = 'failed' WHERE id = 2");
+    let before = s.snapshot();
+    s.run(&["retry", "2", "3"])
+        .assert_error("job 3 is pending, not failed");
+    assert_eq!(s.snapshot(), before);
+}
+
+#[test]
+fn usage_errors_have_the_qctl_prefix() {
+    let s = populated();
+    s.run(&["claim"]).assert_error("--worker");
+    s.run(&["frobnicate"])
+        .assert_error("unrecognized subcommand");
+    s.run(&["--format", "yaml", "stats"])
+        .assert_error("invalid value 'yaml'");
+    s.run_raw(&["-d", "mysql://h/db", "stats"])
+        .assert_error("unsupported database URL scheme");
+    s.run(&["purge", "--older-than", "7d"])
+        .assert_error("--yes");
+}
+
+#[test]
+fn bad_config_file() {
+    let s = populated();
+    std::fs::write(
+        s.path("qctl.toml"),
+        "[layout]\ntable = \"jobs; DROP TABLE jobs\"\n",
+    )
+    .unwrap();
+    let before = s.snapshot();
+    s.run(&["stats"]).assert_error("invalid table name");
+    std::fs::write(s.path("qctl.toml"), "[layout]\ntabel = \"x\"\n").unwrap();
+    s.run(&["stats"]).assert_error("unknown field `tabel`");
+    s.run(&["--config", "nope.toml", "stats"])
+        .assert_error("config file nope.toml does not exist");
+    assert_eq!(s.snapshot(), before);
+}

@@ -1,0 +1,252 @@
+//! Shared test harness: runs the real `qctl` binary in a temp directory
+//! with a clean environment, and reads the SQLite file directly to audit
+//! what it did.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use rusqlite::Connection;
+use rusqlite::types::ValueRef;
+use tempfile::TempDir;
+
+/// Variables that would point qctl at another database or change its
+/// output; cleared for every run (as bat's tests/utils/command.rs does).
+const CLEARED: [&str; 13] = [
+    "DATABASE_URL",
+    "QCTL_DATABASE_URL",
+    "QCTL_CONFIG",
+    "NO_COLOR",
+    "PGHOST",
+    "PGPORT",
+    "PGUSER",
+    "PGPASSWORD",
+    "PGDATABASE",
+    "PGSSLMODE",
+    "PGSSLROOTCERT",
+    "PGCONNECT_TIMEOUT",
+    "TERM",
+];
+
+pub struct Sandbox {
+    pub dir: TempDir,
+}
+
+/// What one run of qctl did.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(output: Output) -> Run {
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+
+    /// Asserts the run failed as bad input must: exit 2, one `qctl: error:`
+    /// line on stderr naming `needle`, nothing on stdout.
+    pub fn assert_error(&self, needle: &str) {
+        assert_eq!(
+            self.code, 2,
+            "expected exit 2\nstdout: {}\nstderr: {}",
+            self.stdout, self.stderr
+        );
+        assert!(
+            self.stderr.starts_with("qctl: error: "),
+            "stderr: {}",
+            self.stderr
+        );
+        assert!(
+            self.stderr.to_lowercase().contains(&needle.to_lowercase()),
+            "stderr lacks {needle:?}: {}",
+            self.stderr
+        );
+        assert!(self.stdout.is_empty(), "stdout not empty: {}", self.stdout);
+    }
+
+    pub fn assert_ok(&self) -> &Run {
+        assert_eq!(
+            self.code, 0,
+            "expected exit 0\nstdout: {}\nstderr: {}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        Sandbox {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// The default database of a sandbox.
+    pub fn db(&self) -> PathBuf {
+        self.path("q.db")
+    }
+
+    pub fn url(&self) -> String {
+        format!("sqlite:{}", self.db().display())
+    }
+
+    /// A qctl command in the sandbox directory, clean environment.
+    pub fn cmd(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_qctl"));
+        cmd.current_dir(self.dir.path());
+        for name in CLEARED {
+            cmd.env_remove(name);
+        }
+        cmd
+    }
+
+    /// Runs qctl against the sandbox database.
+    pub fn run(&self, args: &[&str]) -> Run {
+        let url = self.url();
+        let mut cmd = self.cmd();
+        cmd.args(["-d", &url]).args(args);
+        Run::from(cmd.output().expect("run qctl"))
+    }
+
+    /// Runs qctl with exactly these arguments (no `-d`).
+    pub fn run_raw(&self, args: &[&str]) -> Run {
+        Run::from(self.cmd().args(args).output().expect("run qctl"))
+    }
+
+    pub fn run_stdin(&self, args: &[&str], stdin: &str) -> Run {
+        use std::io::Write;
+        let url = self.url();
+        let mut child = self
+            .cmd()
+            .args(["-d", &url])
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn qctl");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        Run::from(child.wait_with_output().unwrap())
+    }
+
+    /// `qctl init` on the sandbox database.
+    pub fn init(&self) -> &Sandbox {
+        self.run(&["init"]).assert_ok();
+        self
+    }
+
+    pub fn enqueue(&self, n: usize, queue: &str) -> Vec<i64> {
+        let lines: String = (0..n)
+            .map(|i| format!("{{\"payload\":{{\"n\":{i}}},\"queue\":\"{queue}\"}}\n"))
+            .collect();
+        let before = self.max_id();
+        self.run_stdin(&["enqueue", "--from-file", "-"], &lines)
+            .assert_ok();
+        (before + 1..=self.max_id()).collect()
+    }
+
+    pub fn conn(&self) -> Connection {
+        Connection::open(self.db()).expect("open sandbox db")
+    }
+
+    pub fn max_id(&self) -> i64 {
+        self.conn()
+            .query_row("SELECT coalesce(max(id), 0) FROM jobs", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    pub fn exec(&self, sql: &str) {
+        self.conn().execute_batch(sql).expect(sql);
+    }
+
+    pub fn count(&self, filter: &str) -> i64 {
+        self.conn()
+            .query_row(
+                &format!("SELECT count(*) FROM jobs WHERE {filter}"),
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    }
+
+    /// Every schema object and row of the database as text, to prove that
+    /// a failed command changed nothing.
+    pub fn snapshot(&self) -> String {
+        snapshot(&self.db())
+    }
+}
+
+pub fn snapshot(path: &std::path::Path) -> String {
+    if !path.exists() {
+        return "<no file>".into();
+    }
+    let conn =
+        Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let mut out = String::new();
+    let objects: Vec<(String, String, Option<String>)> = conn
+        .prepare("SELECT type, name, sql FROM sqlite_master ORDER BY name")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for (kind, name, sql) in objects {
+        out.push_str(&format!("{kind} {name}: {}\n", sql.unwrap_or_default()));
+        if kind != "table" {
+            continue;
+        }
+        let mut stmt = conn.prepare(&format!("SELECT * FROM \"{name}\"")).unwrap();
+        let columns = stmt.column_count();
+        let mut rows = stmt.query([]).unwrap();
+        while let Some(row) = rows.next().unwrap() {
+            let values: Vec<String> = (0..columns)
+                .map(|i| match row.get_ref(i).unwrap() {
+                    ValueRef::Null => "NULL".into(),
+                    ValueRef::Integer(n) => n.to_string(),
+                    ValueRef::Real(f) => f.to_string(),
+                    ValueRef::Text(t) | ValueRef::Blob(t) => {
+                        String::from_utf8_lossy(t).into_owned()
+                    }
+                })
+                .collect();
+            out.push_str(&values.join("|"));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+impl Sandbox {
+    pub fn count_in(&self, table: &str, filter: &str) -> i64 {
+        self.conn()
+            .query_row(
+                &format!("SELECT count(*) FROM {table} WHERE {filter}"),
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    }
+}
