@@ -30,6 +30,7 @@ pub struct Cli {
 
 /// Options every command takes, before or after the command name.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalOpts {
     /// Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then
     /// DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]

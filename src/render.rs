@@ -24,7 +24,7 @@ fn new_table(styles: &Styles, header: &[&str]) -> Table {
     } else {
         table.force_no_tty();
     }
-    table.set_header(header.iter().map(|h| Cell::new(h)));
+    table.set_header(header.iter().map(Cell::new));
     table
 }
 

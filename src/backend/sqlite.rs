@@ -380,10 +380,10 @@ impl SqliteBackend {
             .schema
             .as_ref()
             .map_or("main".to_string(), |s| s.to_string());
-        let sql = format!("SELECT name, type, pk FROM pragma_table_info(?1, ?2)");
+        let sql = "SELECT name, type, pk FROM pragma_table_info(?1, ?2)";
         self.env.query(
             &self.conn,
-            &sql,
+            sql,
             &[
                 Value::Text(self.layout.table.name.to_string()),
                 Value::Text(schema),
@@ -460,10 +460,8 @@ impl SqliteBackend {
                     }
                 }),
         };
-        if self.layout.time.is_none() {
-            if let Some(encoding) = detected {
-                self.times.encoding = encoding;
-            }
+        if let (None, Some(encoding)) = (self.layout.time, detected) {
+            self.times.encoding = encoding;
         }
         Ok(())
     }
@@ -662,11 +660,10 @@ impl SqliteBackend {
             format!(" LIMIT {}", binds.push(n as i64))
         });
         let sql = format!(
-            "SELECT {select} FROM {t} WHERE {s} = {running} AND {stale}{queue} ORDER BY {id}{limit}",
+            "SELECT {select} FROM {t} WHERE {s} = {running} AND {stale}{queue}{limit}",
             t = self.table(),
             s = self.must(Concept::Status),
             running = self.lit(Status::Running),
-            id = self.must(Concept::Id),
         );
         Ok((sql, binds.0))
     }
@@ -797,7 +794,7 @@ impl SqliteBackend {
         status: Status,
         extra: &[String],
         params: &[Value],
-    ) -> Result<Vec<(Option<String>, i64, Vec<Option<ValueRefOwned>>)>> {
+    ) -> Result<Vec<QueueRow>> {
         let queue = self.col(Concept::Queue).unwrap_or_else(|| "NULL".into());
         let mut select = vec![queue, "count(*)".to_string()];
         select.extend(extra.iter().cloned());
@@ -830,7 +827,7 @@ impl SqliteBackend {
         tx: &Connection,
         exact: bool,
         not_done: i64,
-    ) -> Result<(Vec<(Option<String>, i64)>, bool)> {
+    ) -> Result<(Vec<QueueCount>, Estimated)> {
         let span = if exact {
             None
         } else {
@@ -918,26 +915,33 @@ impl SqliteBackend {
         })
     }
 
-    fn index_exists(&self, ddl: &str) -> Result<bool> {
-        // The name is the token after "IF NOT EXISTS".
-        let name = ddl
-            .split("IF NOT EXISTS ")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or("")
-            .rsplit('.')
-            .next()
-            .unwrap_or("")
-            .trim_matches('"')
-            .to_string();
+    fn index_exists(&self, name: &str) -> Result<bool> {
         let n = self.env.scalar(
             &self.conn,
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?1",
-            &[Value::Text(name)],
+            &[Value::Text(name.to_string())],
         )?;
         Ok(n > 0)
     }
 }
+
+/// The bare index name in `CREATE INDEX IF NOT EXISTS "schema"."name" ...`.
+fn index_name_of(ddl: &str) -> String {
+    ddl.split("IF NOT EXISTS ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|name| name.rsplit('.').next())
+        .unwrap_or("")
+        .trim_matches('"')
+        .to_string()
+}
+
+/// One queue's count for a status, with the extra aggregates asked for.
+type QueueRow = (Option<String>, i64, Vec<Option<ValueRefOwned>>);
+/// Whether counts are estimates.
+type Estimated = bool;
+/// One queue's count.
+type QueueCount = (Option<String>, i64);
 
 /// A value read from a row, kept past the row's lifetime.
 #[derive(Debug, Clone)]
@@ -1635,6 +1639,7 @@ impl Backend for SqliteBackend {
                 break;
             }
         }
+        outcome.jobs.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(outcome)
     }
 
@@ -1762,8 +1767,10 @@ impl Backend for SqliteBackend {
             }
             let needs_fix = findings.iter().any(|f| f.kind != "small_table");
             if needs_fix && !suggested.contains(&fix) {
-                if self.index_exists(&fix)? {
-                    findings.push(PlanFinding {
+                let name = index_name_of(&fix);
+                if self.index_exists(&name)? {
+                    if plan.iter().all(|row| !row.detail.contains(&name)) {
+                        findings.push(PlanFinding {
                         severity: Severity::Warning,
                         kind: "index_ignored",
                         detail: format!(
@@ -1772,6 +1779,7 @@ impl Backend for SqliteBackend {
                         ),
                         line: None,
                     });
+                    }
                 } else {
                     suggested.push(fix);
                 }

@@ -49,23 +49,23 @@ pub fn run(ctx: &Ctx, args: &StatsArgs) -> Result<u8> {
 /// Exit 1 when a threshold is crossed, saying which on stderr.
 fn thresholds(ctx: &Ctx, args: &StatsArgs, stats: &Stats) -> u8 {
     let mut code = exit::OK;
-    if let (Some(max), Some(age)) = (args.max_ready_age, stats.total.oldest_ready_age_seconds) {
-        if age > max.as_secs_f64() {
-            ctx.out.warn(&format!(
-                "the oldest ready job has waited {}, longer than --max-ready-age {}",
-                format_age(age),
-                format_duration(max)
-            ));
-            code = exit::NO;
-        }
+    if let (Some(max), Some(age)) = (args.max_ready_age, stats.total.oldest_ready_age_seconds)
+        && age > max.as_secs_f64()
+    {
+        ctx.out.warn(&format!(
+            "the oldest ready job has waited {}, longer than --max-ready-age {}",
+            format_age(age),
+            format_duration(max)
+        ));
+        code = exit::NO;
     }
-    if let (Some(max), Some(stale)) = (args.max_stale, stats.total.stale) {
-        if stale > max {
-            ctx.out.warn(&format!(
-                "{stale} running jobs are stale, more than --max-stale {max}"
-            ));
-            code = exit::NO;
-        }
+    if let (Some(max), Some(stale)) = (args.max_stale, stats.total.stale)
+        && stale > max
+    {
+        ctx.out.warn(&format!(
+            "{stale} running jobs are stale, more than --max-stale {max}"
+        ));
+        code = exit::NO;
     }
     code
 }

@@ -1,0 +1,438 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'qctl' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'qctl'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'qctl' {
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--database', '--database', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Config file [default: qctl.toml in the current directory, if present]')
+            [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]')
+            [CompletionResult]::new('--table', '--table', [CompletionResultType]::ParameterName, 'Queue table name, overriding the layout''s (schema.table allowed)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)')
+            [CompletionResult]::new('--busy-timeout', '--busy-timeout', [CompletionResultType]::ParameterName, 'How long to wait for SQLite''s write lock before giving up')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Build a realistic sample queue in a new SQLite file and walk through what an operator does')
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Create the queue table and the indexes its hot queries need (idempotent)')
+            [CompletionResult]::new('enqueue', 'enqueue', [CompletionResultType]::ParameterValue, 'Add one job, or many from a JSONL file or stdin (all or nothing)')
+            [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'Queue depth per queue and status, stale jobs, and the age of the oldest ready job')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List jobs, filtered by queue and status')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show one job in full')
+            [CompletionResult]::new('claim', 'claim', [CompletionResultType]::ParameterValue, 'Claim the next ready job as a worker would')
+            [CompletionResult]::new('complete', 'complete', [CompletionResultType]::ParameterValue, 'Mark a claimed job done (only while that worker still holds it)')
+            [CompletionResult]::new('fail', 'fail', [CompletionResultType]::ParameterValue, 'Mark a claimed job failed: retried while attempts remain, else dead-lettered')
+            [CompletionResult]::new('retry', 'retry', [CompletionResultType]::ParameterValue, 'Put dead-lettered (failed) jobs back to pending')
+            [CompletionResult]::new('reap', 'reap', [CompletionResultType]::ParameterValue, 'Requeue stale running jobs whose worker died; dead-letter those out of attempts')
+            [CompletionResult]::new('purge', 'purge', [CompletionResultType]::ParameterValue, 'Delete finished jobs older than a given age, in batches')
+            [CompletionResult]::new('explain-claim', 'explain-claim', [CompletionResultType]::ParameterValue, 'Check that the claim (and reap and purge) queries use an index, and fix them')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'qctl;demo' {
+            [CompletionResult]::new('--path', '--path', [CompletionResultType]::ParameterName, 'The SQLite file to build; a previous demo file there is replaced')
+            [CompletionResult]::new('--history', '--history', [CompletionResultType]::ParameterName, 'How many finished jobs of history to create')
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--database', '--database', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Config file [default: qctl.toml in the current directory, if present]')
+            [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]')
+            [CompletionResult]::new('--table', '--table', [CompletionResultType]::ParameterName, 'Queue table name, overriding the layout''s (schema.table allowed)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)')
+            [CompletionResult]::new('--busy-timeout', '--busy-timeout', [CompletionResultType]::ParameterName, 'How long to wait for SQLite''s write lock before giving up')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'qctl;init' {
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--database', '--database', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Config file [default: qctl.toml in the current directory, if present]')
+            [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]')
+            [CompletionResult]::new('--table', '--table', [CompletionResultType]::ParameterName, 'Queue table name, overriding the layout''s (schema.table allowed)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)')
+            [CompletionResult]::new('--busy-timeout', '--busy-timeout', [CompletionResultType]::ParameterName, 'How long to wait for SQLite''s write lock before giving up')
+            [CompletionResult]::new('--print', '--print', [CompletionResultType]::ParameterName, 'Print the DDL instead of running it')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'qctl;enqueue' {
+            [CompletionResult]::new('--payload', '--payload', [CompletionResultType]::ParameterName, 'The job''s payload, a JSON value')
+            [CompletionResult]::new('--from-file', '--from-file', [CompletionResultType]::ParameterName, 'Read jobs from a JSONL file (- for stdin): one {"payload": ...} object a line, with optional "queue", "run_at" and "max_attempts"')
+            [CompletionResult]::new('--queue', '--queue', [CompletionResultType]::ParameterName, 'Queue to add to (default for JSONL lines without "queue")')
+            [CompletionResult]::new('--run-at', '--run-at', [CompletionResultType]::ParameterName, 'When the job becomes ready: RFC 3339 (2026-01-31T09:00:00Z) or YYYY-MM-DD HH:MM:SS UTC')
+            [CompletionResult]::new('--delay', '--delay', [CompletionResultType]::ParameterName, 'Make the job ready after this long')
+            [CompletionResult]::new('--max-attempts', '--max-attempts', [CompletionResultType]::ParameterName, 'Attempts before the job is dead-lettered')
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--database', '--database', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Config file [default: qctl.toml in the current directory, if present]')
+            [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]')
+            [CompletionResult]::new('--table', '--table', [CompletionResultType]::ParameterName, 'Queue table name, overriding the layout''s (schema.table allowed)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)')
+            [CompletionResult]::new('--busy-timeout', '--busy-timeout', [CompletionResultType]::ParameterName, 'How long to wait for SQLite''s write lock before giving up')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'qctl;stats' {
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Judge running jobs stale by lock age instead of by lease deadline')
+            [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'Refresh every INTERVAL until interrupted (JSON: one document a line)')
+            [CompletionResult]::new('--count', '--count', [CompletionResultType]::ParameterName, 'With --watch, stop after N refreshes')
+            [CompletionResult]::new('--max-ready-age', '--max-ready-age', [CompletionResultType]::ParameterName, 'Exit 1 when the oldest ready job has waited longer than this')
+            [CompletionResult]::new('--max-stale', '--max-stale', [CompletionResultType]::ParameterName, 'Exit 1 when more than N running jobs are stale')
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--database', '--database', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Config file [default: qctl.toml in the current directory, if present]')
+            [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]')
+            [CompletionResult]::new('--table', '--table', [CompletionResultType]::ParameterName, 'Queue table name, overriding the layout''s (schema.table allowed)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)')
+            [CompletionResult]::new('--busy-timeout', '--busy-timeout', [CompletionResultType]::ParameterName, 'How long to wait for SQLite''s write lock before giving up')
+            [CompletionResult]::new('--exact', '--exact', [CompletionResultType]::ParameterName, 'Count finished jobs exactly (slower on big tables) instead of estimating')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'qctl;list' {
+            [CompletionResult]::new('--queue', '--queue', [CompletionResultType]::ParameterName, 'Only jobs of this queue')
+            [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'Only jobs in this state; pending, ready and scheduled jobs are listed next-first')
+            [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'At most this many jobs')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'With --status stale: judge staleness by lock age instead of lease')
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--database', '--database', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Config file [default: qctl.toml in the current directory, if present]')
+            [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]')
+            [CompletionResult]::new('--table', '--table', [CompletionResultType]::ParameterName, 'Queue table name, overriding the layout''s (schema.table allowed)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)')
+            [CompletionResult]::new('--busy-timeout', '--busy-timeout', [CompletionResultType]::ParameterName, 'How long to wait for SQLite''s write lock before giving up')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'qctl;show' {
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--database', '--database', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Config file [default: qctl.toml in the current directory, if present]')
+            [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]')
+            [CompletionResult]::new('--table', '--table', [CompletionResultType]::ParameterName, 'Queue table name, overriding the layout''s (schema.table allowed)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)')
+            [CompletionResult]::new('--busy-timeout', '--busy-timeout', [CompletionResultType]::ParameterName, 'How long to wait for SQLite''s write lock before giving up')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'qctl;claim' {
+            [CompletionResult]::new('--worker', '--worker', [CompletionResultType]::ParameterName, 'Name recorded as the job''s lock owner; complete and fail must give the same')
+            [CompletionResult]::new('--queue', '--queue', [CompletionResultType]::ParameterName, 'Claim from this queue [default: default, when the layout has queues]')
+            [CompletionResult]::new('--lease', '--lease', [CompletionResultType]::ParameterName, 'How long the worker may hold the job before reap may requeue it [default: 5m, when the layout has a lease column]')
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--database', '--database', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Config file [default: qctl.toml in the current directory, if present]')
+            [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]')
+            [CompletionResult]::new('--table', '--table', [CompletionResultType]::ParameterName, 'Queue table name, overriding the layout''s (schema.table allowed)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)')
+            [CompletionResult]::new('--busy-timeout', '--busy-timeout', [CompletionResultType]::ParameterName, 'How long to wait for SQLite''s write lock before giving up')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'qctl;complete' {
+            [CompletionResult]::new('--worker', '--worker', [CompletionResultType]::ParameterName, 'The worker that claimed it')
+            [CompletionResult]::new('--attempt', '--attempt', [CompletionResultType]::ParameterName, 'Also require this attempt number, as returned by claim (guards against a reclaim by a worker of the same name)')
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--database', '--database', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Config file [default: qctl.toml in the current directory, if present]')
+            [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]')
+            [CompletionResult]::new('--table', '--table', [CompletionResultType]::ParameterName, 'Queue table name, overriding the layout''s (schema.table allowed)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)')
+            [CompletionResult]::new('--busy-timeout', '--busy-timeout', [CompletionResultType]::ParameterName, 'How long to wait for SQLite''s write lock before giving up')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'qctl;fail' {
+            [CompletionResult]::new('--worker', '--worker', [CompletionResultType]::ParameterName, 'The worker that claimed it')
+            [CompletionResult]::new('--attempt', '--attempt', [CompletionResultType]::ParameterName, 'Also require this attempt number, as returned by claim (guards against a reclaim by a worker of the same name)')
+            [CompletionResult]::new('--error', '--error', [CompletionResultType]::ParameterName, 'Why it failed, stored in the last-error column')
+            [CompletionResult]::new('--retry-delay', '--retry-delay', [CompletionResultType]::ParameterName, 'With attempts left, make the job ready again after this long')
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--database', '--database', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Config file [default: qctl.toml in the current directory, if present]')
+            [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]')
+            [CompletionResult]::new('--table', '--table', [CompletionResultType]::ParameterName, 'Queue table name, overriding the layout''s (schema.table allowed)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)')
+            [CompletionResult]::new('--busy-timeout', '--busy-timeout', [CompletionResultType]::ParameterName, 'How long to wait for SQLite''s write lock before giving up')
+            [CompletionResult]::new('--dead-letter', '--dead-letter', [CompletionResultType]::ParameterName, 'Dead-letter the job now, even with attempts left')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'qctl;retry' {
+            [CompletionResult]::new('--queue', '--queue', [CompletionResultType]::ParameterName, 'With --all, only this queue')
+            [CompletionResult]::new('--batch-size', '--batch-size', [CompletionResultType]::ParameterName, 'Jobs per transaction with --all')
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--database', '--database', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Config file [default: qctl.toml in the current directory, if present]')
+            [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]')
+            [CompletionResult]::new('--table', '--table', [CompletionResultType]::ParameterName, 'Queue table name, overriding the layout''s (schema.table allowed)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)')
+            [CompletionResult]::new('--busy-timeout', '--busy-timeout', [CompletionResultType]::ParameterName, 'How long to wait for SQLite''s write lock before giving up')
+            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Retry every failed job (of --queue, if given)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'qctl;reap' {
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Stale means locked longer than this, instead of past its lease deadline')
+            [CompletionResult]::new('--queue', '--queue', [CompletionResultType]::ParameterName, 'Only jobs of this queue')
+            [CompletionResult]::new('--batch-size', '--batch-size', [CompletionResultType]::ParameterName, 'Jobs per transaction, so the write lock is never held for long')
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--database', '--database', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Config file [default: qctl.toml in the current directory, if present]')
+            [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]')
+            [CompletionResult]::new('--table', '--table', [CompletionResultType]::ParameterName, 'Queue table name, overriding the layout''s (schema.table allowed)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)')
+            [CompletionResult]::new('--busy-timeout', '--busy-timeout', [CompletionResultType]::ParameterName, 'How long to wait for SQLite''s write lock before giving up')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Report what would happen and change nothing')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'qctl;purge' {
+            [CompletionResult]::new('--older-than', '--older-than', [CompletionResultType]::ParameterName, 'Delete jobs that finished longer ago than this')
+            [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'Which finished jobs to delete')
+            [CompletionResult]::new('--queue', '--queue', [CompletionResultType]::ParameterName, 'Only jobs of this queue')
+            [CompletionResult]::new('--batch-size', '--batch-size', [CompletionResultType]::ParameterName, 'Jobs per transaction')
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--database', '--database', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Config file [default: qctl.toml in the current directory, if present]')
+            [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]')
+            [CompletionResult]::new('--table', '--table', [CompletionResultType]::ParameterName, 'Queue table name, overriding the layout''s (schema.table allowed)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)')
+            [CompletionResult]::new('--busy-timeout', '--busy-timeout', [CompletionResultType]::ParameterName, 'How long to wait for SQLite''s write lock before giving up')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Count what would be deleted and delete nothing')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Delete without asking (required when stdin is not a terminal)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Delete without asking (required when stdin is not a terminal)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'qctl;explain-claim' {
+            [CompletionResult]::new('--query', '--query', [CompletionResultType]::ParameterName, 'Which queries to check')
+            [CompletionResult]::new('--queue', '--queue', [CompletionResultType]::ParameterName, 'The queue the claim query is checked for [default: default, when the layout has queues]')
+            [CompletionResult]::new('--sort-threshold', '--sort-threshold', [CompletionResultType]::ParameterName, 'A temporary sort of more rows than this is an error, not a warning')
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--database', '--database', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Config file [default: qctl.toml in the current directory, if present]')
+            [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]')
+            [CompletionResult]::new('--table', '--table', [CompletionResultType]::ParameterName, 'Queue table name, overriding the layout''s (schema.table allowed)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)')
+            [CompletionResult]::new('--busy-timeout', '--busy-timeout', [CompletionResultType]::ParameterName, 'How long to wait for SQLite''s write lock before giving up')
+            [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'Fail (exit 1) on warnings too')
+            [CompletionResult]::new('--apply', '--apply', [CompletionResultType]::ParameterName, 'Create the suggested indexes, refresh statistics and check again')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'qctl;completions' {
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--database', '--database', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Config file [default: qctl.toml in the current directory, if present]')
+            [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]')
+            [CompletionResult]::new('--table', '--table', [CompletionResultType]::ParameterName, 'Queue table name, overriding the layout''s (schema.table allowed)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)')
+            [CompletionResult]::new('--busy-timeout', '--busy-timeout', [CompletionResultType]::ParameterName, 'How long to wait for SQLite''s write lock before giving up')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'qctl;help' {
+            [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Build a realistic sample queue in a new SQLite file and walk through what an operator does')
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Create the queue table and the indexes its hot queries need (idempotent)')
+            [CompletionResult]::new('enqueue', 'enqueue', [CompletionResultType]::ParameterValue, 'Add one job, or many from a JSONL file or stdin (all or nothing)')
+            [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'Queue depth per queue and status, stale jobs, and the age of the oldest ready job')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List jobs, filtered by queue and status')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show one job in full')
+            [CompletionResult]::new('claim', 'claim', [CompletionResultType]::ParameterValue, 'Claim the next ready job as a worker would')
+            [CompletionResult]::new('complete', 'complete', [CompletionResultType]::ParameterValue, 'Mark a claimed job done (only while that worker still holds it)')
+            [CompletionResult]::new('fail', 'fail', [CompletionResultType]::ParameterValue, 'Mark a claimed job failed: retried while attempts remain, else dead-lettered')
+            [CompletionResult]::new('retry', 'retry', [CompletionResultType]::ParameterValue, 'Put dead-lettered (failed) jobs back to pending')
+            [CompletionResult]::new('reap', 'reap', [CompletionResultType]::ParameterValue, 'Requeue stale running jobs whose worker died; dead-letter those out of attempts')
+            [CompletionResult]::new('purge', 'purge', [CompletionResultType]::ParameterValue, 'Delete finished jobs older than a given age, in batches')
+            [CompletionResult]::new('explain-claim', 'explain-claim', [CompletionResultType]::ParameterValue, 'Check that the claim (and reap and purge) queries use an index, and fix them')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'qctl;help;demo' {
+            break
+        }
+        'qctl;help;init' {
+            break
+        }
+        'qctl;help;enqueue' {
+            break
+        }
+        'qctl;help;stats' {
+            break
+        }
+        'qctl;help;list' {
+            break
+        }
+        'qctl;help;show' {
+            break
+        }
+        'qctl;help;claim' {
+            break
+        }
+        'qctl;help;complete' {
+            break
+        }
+        'qctl;help;fail' {
+            break
+        }
+        'qctl;help;retry' {
+            break
+        }
+        'qctl;help;reap' {
+            break
+        }
+        'qctl;help;purge' {
+            break
+        }
+        'qctl;help;explain-claim' {
+            break
+        }
+        'qctl;help;completions' {
+            break
+        }
+        'qctl;help;help' {
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

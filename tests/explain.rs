@@ -1,0 +1,244 @@
+//! explain-claim on real databases, and the demo that tours it.
+
+mod common;
+
+use common::Sandbox;
+use serde_json::Value;
+
+/// A queue with history and a backlog, and only the given index.
+fn weak_schema(index: Option<&str>, backlog: i64) -> Sandbox {
+    let s = Sandbox::new();
+    s.init();
+    s.exec("DROP INDEX jobs_claim_idx; DROP INDEX jobs_status_idx;");
+    if let Some(index) = index {
+        s.exec(index);
+    }
+    s.exec(&format!(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50000)
+         INSERT INTO jobs (status, payload) SELECT 'done', '{{}}' FROM n;
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {backlog})
+         INSERT INTO jobs (status, payload, run_at) SELECT 'pending', '{{}}', unixepoch() - i FROM n;"
+    ));
+    s
+}
+
+fn kinds(report: &Value, query: usize) -> Vec<(String, String)> {
+    report["checks"][query]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn status_only_index_is_flagged_and_apply_fixes_it() {
+    let s = weak_schema(Some("CREATE INDEX jobs_status ON jobs (status)"), 12_000);
+    let run = s.run(&["--format", "json", "explain-claim"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let report = run.json();
+    assert_eq!(report["ok"], false);
+    assert_eq!(report["backend"], "sqlite");
+    assert_eq!(report["checks"][0]["query"], "claim");
+    assert_eq!(
+        kinds(&report, 0),
+        [("temp_sort".to_string(), "error".to_string())]
+    );
+    let plan = report["checks"][0]["plan"].as_array().unwrap();
+    assert!(
+        plan.iter()
+            .all(|row| row.get("id").is_some() && row.get("parent").is_some())
+    );
+    assert!(plan.iter().any(|row| {
+        row["detail"]
+            .as_str()
+            .unwrap()
+            .contains("USING INDEX jobs_status")
+    }));
+    let suggested = report["suggested_indexes"].as_array().unwrap();
+    assert_eq!(suggested.len(), 1);
+    assert!(
+        suggested[0]
+            .as_str()
+            .unwrap()
+            .contains("ON \"jobs\" (\"queue\", \"run_at\") WHERE \"status\" = 'pending'")
+    );
+
+    // Below the threshold the same sort is only a warning.
+    let lenient = s.run(&[
+        "--format",
+        "json",
+        "explain-claim",
+        "--sort-threshold",
+        "20000",
+    ]);
+    assert_eq!(lenient.code, 0);
+    assert_eq!(
+        kinds(&lenient.json(), 0),
+        [("temp_sort".to_string(), "warning".to_string())]
+    );
+    assert_eq!(
+        s.run(&["explain-claim", "--sort-threshold", "20000", "--strict"])
+            .code,
+        1
+    );
+
+    let table = s.run(&["explain-claim"]);
+    assert!(
+        table.stdout.contains("> ") && table.stdout.contains("<- temp_sort"),
+        "{}",
+        table.stdout
+    );
+
+    let fixed = s.run(&["--format", "json", "explain-claim", "--apply"]);
+    assert_eq!(fixed.code, 0, "{}", fixed.stderr);
+    let fixed = fixed.json();
+    assert_eq!(fixed["ok"], true);
+    assert_eq!(fixed["applied"].as_array().unwrap().len(), 1);
+    let details: Vec<&str> = fixed["checks"][0]["plan"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["detail"].as_str().unwrap())
+        .collect();
+    assert!(
+        details.iter().any(|d| d.contains("jobs_claim_idx")),
+        "{details:?}"
+    );
+    assert_eq!(s.run(&["explain-claim"]).code, 0, "the fix stays");
+}
+
+#[test]
+fn no_index_at_all_is_a_full_scan() {
+    let s = weak_schema(None, 100);
+    let report = s
+        .run(&["--format", "json", "explain-claim", "--query", "all"])
+        .json();
+    assert_eq!(report["ok"], false);
+    let queries: Vec<&str> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["query"].as_str().unwrap())
+        .collect();
+    assert_eq!(queries, ["claim", "reap", "purge"]);
+    for query in 0..3 {
+        assert!(
+            kinds(&report, query).contains(&("full_scan".to_string(), "error".to_string())),
+            "{query}: {report}"
+        );
+    }
+    assert_eq!(
+        report["suggested_indexes"].as_array().unwrap().len(),
+        2,
+        "claim index and status index"
+    );
+    s.run(&["explain-claim", "--query", "all", "--apply"])
+        .assert_ok();
+}
+
+#[test]
+fn init_indexes_pass_every_query() {
+    let s = weak_schema(None, 100);
+    s.init();
+    let run = s.run(&[
+        "--format",
+        "json",
+        "explain-claim",
+        "--query",
+        "all",
+        "--strict",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(run.json()["suggested_indexes"], serde_json::json!([]));
+}
+
+#[test]
+fn tiny_tables_get_a_warning() {
+    let s = Sandbox::new();
+    s.init();
+    s.enqueue(3, "default");
+    let run = s.run(&["--format", "json", "explain-claim"]);
+    assert_eq!(run.code, 0);
+    assert_eq!(
+        kinds(&run.json(), 0),
+        [("small_table".to_string(), "warning".to_string())]
+    );
+    assert_eq!(s.run(&["explain-claim", "--strict"]).code, 1);
+}
+
+#[test]
+fn app_job_queue_layout_is_checked_with_its_own_order() {
+    let s = Sandbox::new();
+    s.exec(
+        "CREATE TABLE app_job_queue (id INTEGER PRIMARY KEY, payload TEXT NOT NULL,
+           status TEXT NOT NULL DEFAULT 'PENDING', retry_count INT NOT NULL DEFAULT 0,
+           max_retries INT NOT NULL DEFAULT 3, locked_at INT, locked_by TEXT,
+           created_at INT NOT NULL, updated_at INT NOT NULL);
+         CREATE INDEX idx_job_queue_status ON app_job_queue (status);
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30000)
+         INSERT INTO app_job_queue (payload, status, created_at, updated_at)
+         SELECT '{}', CASE WHEN i % 2 = 0 THEN 'COMPLETED' ELSE 'PENDING' END, unixepoch() - i, unixepoch() - i FROM n;",
+    );
+    let run = s.run(&[
+        "--layout",
+        "app-job-queue",
+        "--format",
+        "json",
+        "explain-claim",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let report = run.json();
+    assert!(
+        report["suggested_indexes"][0]
+            .as_str()
+            .unwrap()
+            .contains("(\"created_at\") WHERE \"status\" = 'PENDING'"),
+        "{report}"
+    );
+    s.run(&["--layout", "app-job-queue", "explain-claim", "--apply"])
+        .assert_ok();
+}
+
+#[test]
+fn demo_builds_and_tours() {
+    let s = Sandbox::new();
+    let run = s.run_raw(&["demo", "--history", "20000"]);
+    run.assert_ok();
+    for step in ["1.", "2.", "3.", "4.", "5.", "6."] {
+        assert!(
+            run.stdout.contains(&format!("\n{step} ")),
+            "missing step {step}:\n{}",
+            run.stdout
+        );
+    }
+    assert!(run.stdout.contains("error[temp_sort]"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("would requeue 9 and dead-letter 1"),
+        "{}",
+        run.stdout
+    );
+    // A rerun replaces its own file; JSON tells every step.
+    let json = s.run_raw(&["--format", "json", "demo", "--history", "20000"]);
+    json.assert_ok();
+    let doc = json.json();
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 6);
+    assert_eq!(steps[1]["result"]["ok"], false);
+    assert_eq!(steps[2]["result"]["ok"], true);
+    assert_eq!(steps[4]["result"]["dead_lettered"], 1);
+    assert_eq!(steps[5]["result"]["total"]["stale"], 0);
+    // It never overwrites a file it did not make.
+    std::fs::write(s.path("mine.db"), "precious").unwrap();
+    s.run_raw(&["demo", "--path", "mine.db"])
+        .assert_error("not a qctl demo database");
+    assert_eq!(
+        std::fs::read_to_string(s.path("mine.db")).unwrap(),
+        "precious"
+    );
+}
