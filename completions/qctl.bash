@@ -113,7 +113,7 @@ _qctl() {
 
     case "${cmd}" in
         qctl)
-            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --help --version demo init enqueue stats list show claim complete fail retry reap purge explain-claim completions help"
+            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version demo init enqueue stats list show claim complete fail retry reap purge explain-claim completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -151,6 +151,14 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --statement-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -159,7 +167,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__claim)
-            opts="-d -q -v -h -V --worker --queue --lease --database --config --layout --table --format --color --quiet --verbose --busy-timeout --help --version"
+            opts="-d -q -v -h -V --worker --queue --lease --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -209,6 +217,14 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --statement-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -217,7 +233,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__complete)
-            opts="-d -q -v -h -V --worker --attempt --database --config --layout --table --format --color --quiet --verbose --busy-timeout --help --version"
+            opts="-d -q -v -h -V --worker --attempt --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -263,6 +279,14 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --statement-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -271,7 +295,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__completions)
-            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --help --version bash elvish fish powershell zsh"
+            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -309,6 +333,14 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --statement-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -317,7 +349,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__demo)
-            opts="-d -q -v -h -V --path --history --database --config --layout --table --format --color --quiet --verbose --busy-timeout --help --version"
+            opts="-d -q -v -h -V --path --history --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -363,6 +395,14 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --statement-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -371,7 +411,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__enqueue)
-            opts="-d -q -v -h -V --payload --from-file --queue --run-at --delay --max-attempts --database --config --layout --table --format --color --quiet --verbose --busy-timeout --help --version"
+            opts="-d -q -v -h -V --payload --from-file --queue --run-at --delay --max-attempts --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -433,6 +473,14 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --statement-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -441,7 +489,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__explain__subcmd__claim)
-            opts="-d -q -v -h -V --query --queue --strict --apply --sort-threshold --database --config --layout --table --format --color --quiet --verbose --busy-timeout --help --version"
+            opts="-d -q -v -h -V --query --queue --strict --apply --sort-threshold --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -491,6 +539,14 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --statement-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -499,7 +555,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__fail)
-            opts="-d -q -v -h -V --worker --attempt --error --retry-delay --dead-letter --database --config --layout --table --format --color --quiet --verbose --busy-timeout --help --version"
+            opts="-d -q -v -h -V --worker --attempt --error --retry-delay --dead-letter --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -550,6 +606,14 @@ _qctl() {
                     return 0
                     ;;
                 --busy-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --statement-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -785,7 +849,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__init)
-            opts="-d -q -v -h -V --print --database --config --layout --table --format --color --quiet --verbose --busy-timeout --help --version"
+            opts="-d -q -v -h -V --print --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -823,6 +887,14 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --statement-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -831,7 +903,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__list)
-            opts="-d -q -v -h -V --queue --status --limit --timeout --database --config --layout --table --format --color --quiet --verbose --busy-timeout --help --version"
+            opts="-d -q -v -h -V --queue --status --limit --timeout --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -885,6 +957,14 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --statement-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -893,7 +973,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__purge)
-            opts="-y -d -q -v -h -V --older-than --status --queue --dry-run --yes --batch-size --database --config --layout --table --format --color --quiet --verbose --busy-timeout --help --version"
+            opts="-y -d -q -v -h -V --older-than --status --queue --dry-run --yes --batch-size --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -947,6 +1027,14 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --statement-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -955,7 +1043,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__reap)
-            opts="-d -q -v -h -V --timeout --queue --dry-run --batch-size --database --config --layout --table --format --color --quiet --verbose --busy-timeout --help --version"
+            opts="-d -q -v -h -V --timeout --queue --dry-run --batch-size --wait --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1005,6 +1093,14 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --statement-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1013,7 +1109,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__retry)
-            opts="-d -q -v -h -V --all --queue --batch-size --database --config --layout --table --format --color --quiet --verbose --busy-timeout --help --version"
+            opts="-d -q -v -h -V --all --queue --batch-size --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1059,6 +1155,14 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --statement-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1067,7 +1171,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__show)
-            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --help --version"
+            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1105,6 +1209,14 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --statement-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1113,7 +1225,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__stats)
-            opts="-d -q -v -h -V --exact --timeout --watch --count --max-ready-age --max-stale --database --config --layout --table --format --color --quiet --verbose --busy-timeout --help --version"
+            opts="-d -q -v -h -V --exact --timeout --watch --count --max-ready-age --max-stale --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1168,6 +1280,14 @@ _qctl() {
                     return 0
                     ;;
                 --busy-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --statement-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_qctl_global_optspecs
-    string join \n d/database= config= layout= table= format= color= q/quiet v/verbose busy-timeout= h/help V/version
+    string join \n d/database= config= layout= table= format= color= q/quiet v/verbose busy-timeout= statement-timeout= connect-timeout= h/help V/version
 end
 
 function __fish_qctl_needs_command
@@ -24,7 +24,7 @@ function __fish_qctl_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c qctl -n "__fish_qctl_needs_command" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_needs_command" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_needs_command" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_needs_command" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_needs_command" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
@@ -33,7 +33,9 @@ json\t''"
 complete -c qctl -n "__fish_qctl_needs_command" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_needs_command" -l busy-timeout -d 'How long to wait for SQLite\'s write lock before giving up' -r
+complete -c qctl -n "__fish_qctl_needs_command" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
+complete -c qctl -n "__fish_qctl_needs_command" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
+complete -c qctl -n "__fish_qctl_needs_command" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
 complete -c qctl -n "__fish_qctl_needs_command" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_needs_command" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -55,7 +57,7 @@ complete -c qctl -n "__fish_qctl_needs_command" -f -a "completions" -d 'Print a 
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l path -d 'The SQLite file to build; a previous demo file there is replaced' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l history -d 'How many finished jobs of history to create' -r
-complete -c qctl -n "__fish_qctl_using_subcommand demo" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand demo" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
@@ -64,12 +66,14 @@ json\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand demo" -l busy-timeout -d 'How long to wait for SQLite\'s write lock before giving up' -r
+complete -c qctl -n "__fish_qctl_using_subcommand demo" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand demo" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand demo" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand init" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand init" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
@@ -78,7 +82,9 @@ json\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand init" -l busy-timeout -d 'How long to wait for SQLite\'s write lock before giving up' -r
+complete -c qctl -n "__fish_qctl_using_subcommand init" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand init" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand init" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l print -d 'Print the DDL instead of running it'
 complete -c qctl -n "__fish_qctl_using_subcommand init" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand init" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
@@ -90,7 +96,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l queue -d 'Queue to
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l run-at -d 'When the job becomes ready: RFC 3339 (2026-01-31T09:00:00Z) or YYYY-MM-DD HH:MM:SS UTC' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l delay -d 'Make the job ready after this long' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l max-attempts -d 'Attempts before the job is dead-lettered' -r
-complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
@@ -99,7 +105,9 @@ json\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l busy-timeout -d 'How long to wait for SQLite\'s write lock before giving up' -r
+complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s h -l help -d 'Print help'
@@ -109,7 +117,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand stats" -l watch -d 'Refresh ev
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l count -d 'With --watch, stop after N refreshes' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l max-ready-age -d 'Exit 1 when the oldest ready job has waited longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l max-stale -d 'Exit 1 when more than N running jobs are stale' -r
-complete -c qctl -n "__fish_qctl_using_subcommand stats" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
@@ -118,7 +126,9 @@ json\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand stats" -l busy-timeout -d 'How long to wait for SQLite\'s write lock before giving up' -r
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l exact -d 'Count finished jobs exactly (slower on big tables) instead of estimating'
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
@@ -134,7 +144,7 @@ done\t''
 failed\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l limit -d 'At most this many jobs' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l timeout -d 'With --status stale: judge staleness by lock age instead of lease' -r
-complete -c qctl -n "__fish_qctl_using_subcommand list" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand list" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
@@ -143,12 +153,14 @@ json\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand list" -l busy-timeout -d 'How long to wait for SQLite\'s write lock before giving up' -r
+complete -c qctl -n "__fish_qctl_using_subcommand list" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand list" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand list" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand show" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand show" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
@@ -157,7 +169,9 @@ json\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand show" -l busy-timeout -d 'How long to wait for SQLite\'s write lock before giving up' -r
+complete -c qctl -n "__fish_qctl_using_subcommand show" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand show" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand show" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand show" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand show" -s h -l help -d 'Print help'
@@ -165,7 +179,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand show" -s V -l version -d 'Prin
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l worker -d 'Name recorded as the job\'s lock owner; complete and fail must give the same' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l queue -d 'Claim from this queue [default: default, when the layout has queues]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l lease -d 'How long the worker may hold the job before reap may requeue it [default: 5m, when the layout has a lease column]' -r
-complete -c qctl -n "__fish_qctl_using_subcommand claim" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand claim" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
@@ -174,14 +188,16 @@ json\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand claim" -l busy-timeout -d 'How long to wait for SQLite\'s write lock before giving up' -r
+complete -c qctl -n "__fish_qctl_using_subcommand claim" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand claim" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand claim" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l worker -d 'The worker that claimed it' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l attempt -d 'Also require this attempt number, as returned by claim (guards against a reclaim by a worker of the same name)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand complete" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand complete" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
@@ -190,7 +206,9 @@ json\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand complete" -l busy-timeout -d 'How long to wait for SQLite\'s write lock before giving up' -r
+complete -c qctl -n "__fish_qctl_using_subcommand complete" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand complete" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand complete" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -s h -l help -d 'Print help'
@@ -199,7 +217,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand fail" -l worker -d 'The worker
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l attempt -d 'Also require this attempt number, as returned by claim (guards against a reclaim by a worker of the same name)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l error -d 'Why it failed, stored in the last-error column' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l retry-delay -d 'With attempts left, make the job ready again after this long' -r
-complete -c qctl -n "__fish_qctl_using_subcommand fail" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand fail" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
@@ -208,7 +226,9 @@ json\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand fail" -l busy-timeout -d 'How long to wait for SQLite\'s write lock before giving up' -r
+complete -c qctl -n "__fish_qctl_using_subcommand fail" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand fail" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand fail" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l dead-letter -d 'Dead-letter the job now, even with attempts left'
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
@@ -216,7 +236,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand fail" -s h -l help -d 'Print h
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l queue -d 'With --all, only this queue' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l batch-size -d 'Jobs per transaction with --all' -r
-complete -c qctl -n "__fish_qctl_using_subcommand retry" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
@@ -225,7 +245,9 @@ json\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand retry" -l busy-timeout -d 'How long to wait for SQLite\'s write lock before giving up' -r
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l all -d 'Retry every failed job (of --queue, if given)'
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
@@ -234,7 +256,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand retry" -s V -l version -d 'Pri
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l timeout -d 'Stale means locked longer than this, instead of past its lease deadline' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l queue -d 'Only jobs of this queue' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l batch-size -d 'Jobs per transaction, so the write lock is never held for long' -r
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
@@ -243,8 +265,11 @@ json\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -l busy-timeout -d 'How long to wait for SQLite\'s write lock before giving up' -r
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l dry-run -d 'Report what would happen and change nothing'
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l wait -d 'PostgreSQL: wait for another reap of the same table to finish instead of stopping'
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -s h -l help -d 'Print help'
@@ -254,7 +279,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand purge" -l status -d 'Which fin
 failed\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l queue -d 'Only jobs of this queue' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l batch-size -d 'Jobs per transaction' -r
-complete -c qctl -n "__fish_qctl_using_subcommand purge" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
@@ -263,7 +288,9 @@ json\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand purge" -l busy-timeout -d 'How long to wait for SQLite\'s write lock before giving up' -r
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l dry-run -d 'Count what would be deleted and delete nothing'
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -s y -l yes -d 'Delete without asking (required when stdin is not a terminal)'
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
@@ -276,7 +303,7 @@ purge\t''
 all\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l queue -d 'The queue the claim query is checked for [default: default, when the layout has queues]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l sort-threshold -d 'A temporary sort of more rows than this is an error, not a warning' -r
-complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
@@ -285,14 +312,16 @@ json\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l busy-timeout -d 'How long to wait for SQLite\'s write lock before giving up' -r
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l strict -d 'Fail (exit 1) on warnings too'
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l apply -d 'Create the suggested indexes, refresh statistics and check again'
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand completions" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand completions" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
@@ -301,7 +330,9 @@ json\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand completions" -l busy-timeout -d 'How long to wait for SQLite\'s write lock before giving up' -r
+complete -c qctl -n "__fish_qctl_using_subcommand completions" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand completions" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand completions" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s h -l help -d 'Print help'

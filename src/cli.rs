@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::duration::parse_duration;
 
-/// Administer and diagnose table-backed job queues on SQLite.
+/// Administer and diagnose table-backed job queues on SQLite and PostgreSQL.
 ///
 /// qctl connects to the database that holds a queue table and lets you
 /// enqueue work, see queue depth, rescue or dead-letter stuck jobs, and
@@ -32,7 +32,8 @@ pub struct Cli {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Global options")]
 pub struct GlobalOpts {
-    /// Database URL: sqlite:PATH, file:PATH or a path [default: QCTL_DATABASE_URL, then
+    /// Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value
+    /// string [default: QCTL_DATABASE_URL, then
     /// DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]
     #[arg(short = 'd', long, global = true, value_name = "URL")]
     pub database: Option<String>,
@@ -65,9 +66,19 @@ pub struct GlobalOpts {
     #[arg(short, long, global = true)]
     pub verbose: bool,
 
-    /// How long to wait for SQLite's write lock before giving up
+    /// How long to wait for a lock before giving up (SQLite's write lock; PostgreSQL's
+    /// lock_timeout)
     #[arg(long, global = true, value_parser = parse_duration, default_value = "5s", value_name = "DURATION")]
     pub busy_timeout: Duration,
+
+    /// PostgreSQL: cancel any statement that runs longer than this
+    #[arg(long, global = true, value_parser = parse_duration, default_value = "30s", value_name = "DURATION")]
+    pub statement_timeout: Duration,
+
+    /// PostgreSQL: give up connecting after this long (connect_timeout in the URL and
+    /// PGCONNECT_TIMEOUT win)
+    #[arg(long, global = true, value_parser = parse_duration, default_value = "10s", value_name = "DURATION")]
+    pub connect_timeout: Duration,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -319,6 +330,10 @@ pub struct ReapArgs {
     /// Jobs per transaction, so the write lock is never held for long
     #[arg(long, default_value_t = 1000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub batch_size: u64,
+
+    /// PostgreSQL: wait for another reap of the same table to finish instead of stopping
+    #[arg(long)]
+    pub wait: bool,
 }
 
 #[derive(Debug, Args)]

@@ -62,6 +62,11 @@ pub enum QctlError {
     )]
     Busy { timeout: String },
 
+    #[error(
+        "another qctl reap is running on {table}; nothing was done — pass --wait to wait for it"
+    )]
+    AnotherReap { table: String },
+
     #[error("{path} is read-only: {why} — {what_to_do}")]
     ReadOnly {
         path: String,
@@ -71,6 +76,14 @@ pub enum QctlError {
 }
 
 impl QctlError {
+    /// The exit code: 2 for errors, 1 where the answer is simply "not now".
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            QctlError::AnotherReap { .. } => exit::NO,
+            _ => exit::ERROR,
+        }
+    }
+
     pub fn usage(message: impl Into<String>) -> anyhow::Error {
         QctlError::Usage(message.into()).into()
     }

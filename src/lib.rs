@@ -41,6 +41,8 @@ pub struct Ctx {
     pub layout: Layout,
     pub out: Output,
     pub busy_timeout: Duration,
+    pub statement_timeout: Duration,
+    pub connect_timeout: Duration,
     pub sql_log: SqlLog,
 }
 
@@ -53,6 +55,8 @@ impl Ctx {
             &ConnectOptions {
                 access,
                 busy_timeout: self.busy_timeout,
+                statement_timeout: self.statement_timeout,
+                connect_timeout: self.connect_timeout,
                 sql_log: self.sql_log.clone(),
             },
         )
@@ -102,8 +106,15 @@ fn report(err: &anyhow::Error) -> u8 {
     if broken_pipe {
         return exit::OK;
     }
-    eprintln!("qctl: error: {err:#}");
-    exit::ERROR
+    let code = err
+        .downcast_ref::<error::QctlError>()
+        .map_or(exit::ERROR, error::QctlError::exit_code);
+    if code == exit::NO {
+        eprintln!("qctl: {err:#}");
+    } else {
+        eprintln!("qctl: error: {err:#}");
+    }
+    code
 }
 
 fn run(cli: Cli) -> Result<u8> {
@@ -130,6 +141,8 @@ fn run(cli: Cli) -> Result<u8> {
         layout,
         out,
         busy_timeout: global.busy_timeout,
+        statement_timeout: global.statement_timeout,
+        connect_timeout: global.connect_timeout,
         sql_log: SqlLog {
             enabled: global.verbose,
         },

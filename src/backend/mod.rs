@@ -5,6 +5,8 @@
 //! the [`Layout`]. The backend is chosen from the URL, as diesel's
 //! `Backend::for_url` does.
 
+pub mod pg_connect;
+pub mod postgres;
 pub mod sqlite;
 pub mod sqlite_plan;
 
@@ -39,8 +41,14 @@ pub enum Access {
 #[derive(Debug, Clone)]
 pub struct ConnectOptions {
     pub access: Access,
-    /// How long to wait for SQLite's write lock.
+    /// How long to wait for a lock: SQLite's write lock, PostgreSQL's
+    /// lock_timeout.
     pub busy_timeout: Duration,
+    /// PostgreSQL's statement_timeout for every statement qctl runs.
+    pub statement_timeout: Duration,
+    /// How long to wait for a PostgreSQL connection (PGCONNECT_TIMEOUT and
+    /// connect_timeout in the URL win).
+    pub connect_timeout: Duration,
     pub sql_log: SqlLog,
 }
 
@@ -127,6 +135,9 @@ pub struct ReapRequest {
     pub queue: Option<String>,
     pub dry_run: bool,
     pub batch_size: u64,
+    /// Wait for another reap of the same table to finish instead of
+    /// stopping (PostgreSQL; SQLite serialises writers anyway).
+    pub wait: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -205,10 +216,11 @@ pub fn open(
             layout.clone(),
             options,
         )?)),
-        Target::Postgres(_) => Err(crate::error::QctlError::usage(format!(
-            "{} is a PostgreSQL database, and this build of qctl supports SQLite only so far",
-            target.display()
-        ))),
+        Target::Postgres(postgres) => Ok(Box::new(postgres::PostgresBackend::open(
+            postgres,
+            layout.clone(),
+            options,
+        )?)),
     }
 }
 
@@ -238,4 +250,41 @@ impl SqlLog {
 /// none left. The one rule behind reap, fail and the dead-letter state.
 pub fn attempts_exhausted(attempts: Option<i64>, max_attempts: Option<i64>) -> bool {
     matches!((attempts, max_attempts), (Some(done), Some(max)) if done >= max)
+}
+
+/// What reap does with a stale job: requeue it while attempts remain.
+pub fn reap_action(job: &crate::model::Job) -> crate::model::ReapAction {
+    if attempts_exhausted(job.attempts, job.max_attempts) {
+        crate::model::ReapAction::DeadLetter
+    } else {
+        crate::model::ReapAction::Requeue
+    }
+}
+
+/// The last-error text reap records, saying what it did and why.
+pub fn reap_note(
+    action: crate::model::ReapAction,
+    rule: StaleRule,
+    job: &crate::model::Job,
+) -> String {
+    let why = match rule {
+        StaleRule::Lease => "lease expired".to_string(),
+        StaleRule::LockAge(timeout) => {
+            format!(
+                "locked longer than {}",
+                crate::duration::format_duration(timeout)
+            )
+        }
+    };
+    let worker = job.locked_by.as_deref().unwrap_or("unknown");
+    match action {
+        crate::model::ReapAction::Requeue => {
+            format!("requeued by qctl reap: {why} (worker {worker})")
+        }
+        crate::model::ReapAction::DeadLetter => format!(
+            "dead-lettered by qctl reap: attempts exhausted ({} of {}), {why} (worker {worker})",
+            job.attempts.unwrap_or(0),
+            job.max_attempts.unwrap_or(0)
+        ),
+    }
 }

@@ -18,7 +18,7 @@ use super::sqlite_plan::{self, PlanRow};
 use super::{
     Access, Backend, ClaimRequest, ConnectOptions, ExplainRequest, ExplainTarget, Finish,
     FinishRequest, ListRequest, ListStatus, PurgeRequest, ReapRequest, RetrySelection, SqlLog,
-    StaleRule, StatsRequest, attempts_exhausted,
+    StaleRule, StatsRequest, attempts_exhausted, reap_action, reap_note,
 };
 use crate::duration::{format_duration, parse_timestamp};
 use crate::error::QctlError;
@@ -1545,12 +1545,6 @@ impl Backend for SqliteBackend {
             jobs: Vec::new(),
             batches: 0,
         };
-        let why = match request.rule {
-            StaleRule::Lease => "lease expired".to_string(),
-            StaleRule::LockAge(timeout) => {
-                format!("locked longer than {}", format_duration(timeout))
-            }
-        };
         let requeue_counts = self.layout.attempts_counted == AttemptCounting::Requeue;
         loop {
             let tx = if request.dry_run {
@@ -1566,16 +1560,12 @@ impl Backend for SqliteBackend {
             }
             outcome.batches += 1;
             for job in stale {
-                let action = if attempts_exhausted(job.attempts, job.max_attempts) {
-                    ReapAction::DeadLetter
-                } else {
-                    ReapAction::Requeue
-                };
+                let action = reap_action(&job);
                 if !request.dry_run {
                     let mut binds = Binds::default();
                     let mut sets = Vec::new();
-                    let worker = job.locked_by.as_deref().unwrap_or("unknown");
-                    let note = match action {
+                    let note = reap_note(action, request.rule, &job);
+                    match action {
                         ReapAction::Requeue => {
                             sets.push(format!("{status} = {}", self.lit(Status::Pending)));
                             for concept in [Concept::LockedBy, Concept::LockedAt] {
@@ -1588,18 +1578,11 @@ impl Backend for SqliteBackend {
                             {
                                 sets.push(format!("{attempts} = {attempts} + 1"));
                             }
-                            format!("requeued by qctl reap: {why} (worker {worker})")
                         }
                         ReapAction::DeadLetter => {
                             sets.push(format!("{status} = {}", self.lit(Status::Failed)));
-                            format!(
-                                "dead-lettered by qctl reap: attempts exhausted ({} of {}), {why} \
-                                 (worker {worker})",
-                                job.attempts.unwrap_or(0),
-                                job.max_attempts.unwrap_or(0)
-                            )
                         }
-                    };
+                    }
                     if let Some(locked_until) = self.col(Concept::LockedUntil) {
                         sets.push(format!("{locked_until} = NULL"));
                     }
@@ -1732,6 +1715,7 @@ impl Backend for SqliteBackend {
                         queue: None,
                         dry_run: false,
                         batch_size: 1000,
+                        wait: false,
                     };
                     let (sql, params) = self.reap_select(&reap, now, Some(1000))?;
                     let backlog = count_where(self, Status::Running, None)?;

@@ -41,6 +41,8 @@ pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<u8> {
         layout: Layout::preset("default")?,
         out: ctx.out.clone(),
         busy_timeout: ctx.busy_timeout,
+        statement_timeout: ctx.statement_timeout,
+        connect_timeout: ctx.connect_timeout,
         sql_log: SqlLog {
             enabled: ctx.out.verbose,
         },
@@ -121,6 +123,7 @@ pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<u8> {
         queue: None,
         dry_run,
         batch_size: 1000,
+        wait: false,
     };
     step(
         4,

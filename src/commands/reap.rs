@@ -17,6 +17,7 @@ pub fn run(ctx: &Ctx, args: &ReapArgs) -> Result<u8> {
         queue: args.queue.clone(),
         dry_run: args.dry_run,
         batch_size: args.batch_size,
+        wait: args.wait,
     };
     let access = if args.dry_run {
         Access::Read

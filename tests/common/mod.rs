@@ -3,6 +3,8 @@
 //! what it did.
 #![allow(dead_code)]
 
+pub mod pg;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -12,7 +14,7 @@ use tempfile::TempDir;
 
 /// Variables that would point qctl at another database or change its
 /// output; cleared for every run (as bat's tests/utils/command.rs does).
-const CLEARED: [&str; 13] = [
+pub const CLEARED: [&str; 13] = [
     "DATABASE_URL",
     "QCTL_DATABASE_URL",
     "QCTL_CONFIG",

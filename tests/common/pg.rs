@@ -1,0 +1,376 @@
+//! The PostgreSQL side of the harness: finds a server (or starts one),
+//! gives each test a database of its own, and never skips: without a
+//! server the test fails and says how to get one.
+//!
+//! Order: `QCTL_TEST_PG_URL`; the local server on 127.0.0.1:5432 as
+//! `postgres`; a private throwaway cluster made with `initdb` when
+//! PostgreSQL's binaries exist (kept under the temp directory and reused
+//! by later runs).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use super::{CLEARED, Run};
+
+/// A server the tests can create databases on.
+pub struct Server {
+    /// URL of the admin database, e.g. `postgres://postgres@127.0.0.1:5432/postgres`.
+    pub admin_url: String,
+}
+
+impl Server {
+    /// The URL of another database on the same server.
+    pub fn url_for(&self, dbname: &str) -> String {
+        let base = self
+            .admin_url
+            .rsplit_once('/')
+            .map_or(self.admin_url.as_str(), |(b, _)| b);
+        format!("{base}/{dbname}")
+    }
+
+    pub fn admin(&self) -> postgres::Client {
+        postgres::Client::connect(&self.admin_url, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("cannot connect to {}: {e}", self.admin_url))
+    }
+}
+
+pub fn server() -> &'static Server {
+    static SERVER: OnceLock<Server> = OnceLock::new();
+    SERVER.get_or_init(find_server)
+}
+
+fn reachable(url: &str) -> bool {
+    let config: Result<postgres::Config, _> = url.parse();
+    match config {
+        Ok(mut config) => {
+            config.connect_timeout(Duration::from_secs(3));
+            config.connect(postgres::NoTls).is_ok()
+        }
+        Err(_) => false,
+    }
+}
+
+fn find_server() -> Server {
+    if let Ok(url) = std::env::var("QCTL_TEST_PG_URL") {
+        assert!(
+            reachable(&url),
+            "QCTL_TEST_PG_URL={url} is set but no server answers there"
+        );
+        return Server { admin_url: url };
+    }
+    let local = "postgres://postgres@127.0.0.1:5432/postgres";
+    if reachable(local) {
+        return Server {
+            admin_url: local.into(),
+        };
+    }
+    if let Some(cluster) = Cluster::start("qctl-test-pg", 54329, false) {
+        return Server {
+            admin_url: cluster.admin_url(),
+        };
+    }
+    panic!(
+        "no PostgreSQL server for the tests: none answers on 127.0.0.1:5432 (user postgres), \
+         QCTL_TEST_PG_URL is unset, and PostgreSQL's initdb was not found. Start one with \
+         `pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`, install \
+         PostgreSQL (apt-get install postgresql), or set QCTL_TEST_PG_URL=postgres://user@host:port/db"
+    );
+}
+
+/// A database of a test's own, dropped when the test ends.
+pub struct PgDb {
+    pub name: String,
+    pub url: String,
+    pub dir: tempfile::TempDir,
+}
+
+impl PgDb {
+    pub fn new() -> PgDb {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let server = server();
+        let name = format!(
+            "qctl_t_{}_{}_{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::SeqCst),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos()
+        );
+        server
+            .admin()
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .expect("create test database");
+        PgDb {
+            url: server.url_for(&name),
+            name,
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn client(&self) -> postgres::Client {
+        postgres::Client::connect(&self.url, postgres::NoTls).expect("connect to test database")
+    }
+
+    pub fn cmd(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_qctl"));
+        cmd.current_dir(self.dir.path());
+        for name in CLEARED {
+            cmd.env_remove(name);
+        }
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        let mut cmd = self.cmd();
+        cmd.args(["-d", &self.url]).args(args);
+        Run::from(cmd.output().expect("run qctl"))
+    }
+
+    pub fn exec(&self, sql: &str) {
+        self.client()
+            .batch_execute(sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    pub fn count(&self, filter: &str) -> i64 {
+        self.client()
+            .query_one(&format!("SELECT count(*) FROM jobs WHERE {filter}"), &[])
+            .unwrap()
+            .get(0)
+    }
+
+    /// Every row of every table in the public schema, to prove a failed
+    /// command changed nothing.
+    pub fn snapshot(&self) -> String {
+        let mut client = self.client();
+        let tables: Vec<String> = client
+            .query(
+                "SELECT tablename::text FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let mut out = String::new();
+        for table in tables {
+            let rows = client
+                .query(
+                    &format!("SELECT t::text FROM \"{table}\" t ORDER BY 1"),
+                    &[],
+                )
+                .unwrap();
+            out.push_str(&format!("{table}:\n"));
+            for row in rows {
+                out.push_str(&row.get::<_, String>(0));
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+impl Drop for PgDb {
+    fn drop(&mut self) {
+        let _ = server().admin().batch_execute(&format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            self.name
+        ));
+    }
+}
+
+/// A private PostgreSQL cluster made with initdb, for what the shared
+/// server cannot offer a test: TLS with a certificate the test makes, and
+/// password authentication.
+pub struct Cluster {
+    pub dir: PathBuf,
+    pub port: u16,
+}
+
+fn pg_bin(name: &str) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("bin").join(name))
+        .filter(|p| p.exists())
+        .collect();
+    found.sort();
+    found.pop()
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// Runs a PostgreSQL binary, as the postgres user when we are root
+/// (initdb and postgres refuse to run as root).
+fn as_postgres(bin: &Path, args: &[&str]) -> std::process::Output {
+    let mut cmd = if is_root() {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(bin);
+        c
+    } else {
+        Command::new(bin)
+    };
+    cmd.args(args).output().expect("run a PostgreSQL binary")
+}
+
+fn chown_postgres(path: &Path) {
+    if is_root() {
+        let status = Command::new("chown")
+            .args(["-R", "postgres:postgres"])
+            .arg(path)
+            .status()
+            .expect("chown");
+        assert!(status.success(), "chown {} failed", path.display());
+    }
+}
+
+impl Cluster {
+    /// Starts (or reuses) a cluster in `$TMPDIR/NAME` on `port`. With `tls`,
+    /// it gets a CA and a server certificate for localhost and 127.0.0.1,
+    /// accepts only TLS on TCP, trusts `postgres` and asks `pwuser` for a
+    /// password. Returns None when PostgreSQL's binaries are missing.
+    pub fn start(name: &str, port: u16, tls: bool) -> Option<Cluster> {
+        let initdb = pg_bin("initdb")?;
+        let pg_ctl = pg_bin("pg_ctl")?;
+        let dir = std::env::temp_dir().join(name);
+        let cluster = Cluster {
+            dir: dir.clone(),
+            port,
+        };
+        if reachable(&cluster.admin_url_with(if tls { "sslmode=require" } else { "" })) {
+            return Some(cluster);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        chown_postgres(&dir);
+        let data = dir.join("data");
+        let out = as_postgres(
+            &initdb,
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "initdb failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut conf = format!(
+            "listen_addresses = '127.0.0.1'\nport = {port}\nunix_socket_directories = '{}'\n\
+             password_encryption = 'scram-sha-256'\nfsync = off\n",
+            dir.display()
+        );
+        let hba = if tls {
+            make_certificates(&dir);
+            conf.push_str(&format!(
+                "ssl = on\nssl_cert_file = '{0}/server.crt'\nssl_key_file = '{0}/server.key'\n",
+                dir.display()
+            ));
+            "local all all trust\nhostssl all pwuser 127.0.0.1/32 scram-sha-256\n\
+             hostssl all all 127.0.0.1/32 trust\nhostnossl all all 127.0.0.1/32 reject\n"
+        } else {
+            "local all all trust\nhost all all 127.0.0.1/32 trust\n"
+        };
+        std::fs::write(data.join("postgresql.auto.conf"), conf).unwrap();
+        std::fs::write(data.join("pg_hba.conf"), hba).unwrap();
+        chown_postgres(&dir);
+        let log = dir.join("server.log");
+        let out = as_postgres(
+            &pg_ctl,
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-l",
+                log.to_str().unwrap(),
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "pg_ctl start failed: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        if tls {
+            let mut admin = postgres::Client::connect(
+                &format!(
+                    "host={} port={port} user=postgres dbname=postgres",
+                    dir.display()
+                ),
+                postgres::NoTls,
+            )
+            .expect("connect over the socket");
+            admin
+                .batch_execute("CREATE ROLE pwuser LOGIN PASSWORD 'correct horse'")
+                .expect("create pwuser");
+        }
+        Some(cluster)
+    }
+
+    fn admin_url_with(&self, extra: &str) -> String {
+        format!(
+            "host=127.0.0.1 port={} user=postgres dbname=postgres {extra}",
+            self.port
+        )
+    }
+
+    pub fn admin_url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+
+    pub fn ca(&self) -> PathBuf {
+        self.dir.join("ca.crt")
+    }
+
+    pub fn other_ca(&self) -> PathBuf {
+        self.dir.join("other-ca.crt")
+    }
+}
+
+/// A CA, a server certificate it signs for localhost and 127.0.0.1, and a
+/// second CA that signed nothing (an untrusted root).
+fn make_certificates(dir: &Path) {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+    let ca_params = || {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(DnType::CommonName, "qctl test CA");
+        params
+    };
+    let ca = CertifiedIssuer::self_signed(ca_params(), KeyPair::generate().unwrap()).unwrap();
+    let other = CertifiedIssuer::self_signed(ca_params(), KeyPair::generate().unwrap()).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let mut params =
+        CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "localhost");
+    let cert = params.signed_by(&key, &ca).unwrap();
+    std::fs::write(dir.join("ca.crt"), ca.pem()).unwrap();
+    std::fs::write(dir.join("other-ca.crt"), other.pem()).unwrap();
+    std::fs::write(dir.join("server.crt"), cert.pem()).unwrap();
+    let key_path = dir.join("server.key");
+    std::fs::write(&key_path, key.serialize_pem()).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&key_path, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
