@@ -246,8 +246,16 @@ impl Cluster {
             dir: dir.clone(),
             port,
         };
-        if reachable(&cluster.admin_url_with(if tls { "sslmode=require" } else { "" })) {
+        // Reuse a cluster an earlier run left (over its socket: no TLS).
+        if reachable(&cluster.socket_url()) {
             return Some(cluster);
+        }
+        let data = dir.join("data");
+        if data.join("postmaster.pid").exists() {
+            as_postgres(
+                &pg_ctl,
+                &["-D", data.to_str().unwrap(), "-m", "immediate", "stop"],
+            );
         }
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -325,9 +333,11 @@ impl Cluster {
         Some(cluster)
     }
 
-    fn admin_url_with(&self, extra: &str) -> String {
+    /// The admin database over the cluster's own socket directory.
+    pub fn socket_url(&self) -> String {
         format!(
-            "host=127.0.0.1 port={} user=postgres dbname=postgres {extra}",
+            "host={} port={} user=postgres dbname=postgres",
+            self.dir.display(),
             self.port
         )
     }
