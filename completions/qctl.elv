@@ -49,6 +49,7 @@ set edit:completion:arg-completer[qctl] = {|@words|
             cand reap 'Requeue stale running jobs whose worker died; dead-letter those out of attempts'
             cand purge 'Delete finished jobs older than a given age, in batches'
             cand explain-claim 'Check that the claim (and reap and purge) queries use an index, and fix them'
+            cand bench 'Claim throughput and latency with concurrent workers, on a scratch table'
             cand completions 'Print a shell completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -361,6 +362,30 @@ set edit:completion:arg-completer[qctl] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'qctl;bench'= {
+            cand --workers 'Concurrent claimers, each with its own connection'
+            cand --jobs 'Jobs in the scratch queue'
+            cand --hold 'How long each worker holds its claim transaction open, as a worker that processes the job inside it does'
+            cand --mode 'PostgreSQL: which claims to run; `both` compares SKIP LOCKED with a plain FOR UPDATE'
+            cand -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
+            cand --database 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
+            cand --config 'Config file [default: qctl.toml in the current directory, if present]'
+            cand --layout 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]'
+            cand --table 'Queue table name, overriding the layout''s (schema.table allowed)'
+            cand --format 'Output format'
+            cand --color 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)'
+            cand --busy-timeout 'How long to wait for a lock before giving up (SQLite''s write lock; PostgreSQL''s lock_timeout)'
+            cand --statement-timeout 'PostgreSQL: cancel any statement that runs longer than this'
+            cand --connect-timeout 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)'
+            cand -q 'Print only data and errors: no progress bars, notes or hints'
+            cand --quiet 'Print only data and errors: no progress bars, notes or hints'
+            cand -v 'Print each SQL statement and its time to stderr'
+            cand --verbose 'Print each SQL statement and its time to stderr'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'qctl;completions'= {
             cand -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
             cand --database 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
@@ -395,6 +420,7 @@ set edit:completion:arg-completer[qctl] = {|@words|
             cand reap 'Requeue stale running jobs whose worker died; dead-letter those out of attempts'
             cand purge 'Delete finished jobs older than a given age, in batches'
             cand explain-claim 'Check that the claim (and reap and purge) queries use an index, and fix them'
+            cand bench 'Claim throughput and latency with concurrent workers, on a scratch table'
             cand completions 'Print a shell completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -423,6 +449,8 @@ set edit:completion:arg-completer[qctl] = {|@words|
         &'qctl;help;purge'= {
         }
         &'qctl;help;explain-claim'= {
+        }
+        &'qctl;help;bench'= {
         }
         &'qctl;help;completions'= {
         }

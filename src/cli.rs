@@ -123,8 +123,37 @@ pub enum Command {
     /// Check that the claim (and reap and purge) queries use an index, and fix them
     #[command(name = "explain-claim")]
     ExplainClaim(ExplainArgs),
+    /// Claim throughput and latency with concurrent workers, on a scratch table
+    Bench(BenchArgs),
     /// Print a shell completion script
     Completions(CompletionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Concurrent claimers, each with its own connection
+    #[arg(long, default_value_t = 16, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=512))]
+    pub workers: u64,
+
+    /// Jobs in the scratch queue
+    #[arg(long, default_value_t = 5000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub jobs: u64,
+
+    /// How long each worker holds its claim transaction open, as a worker that processes the
+    /// job inside it does
+    #[arg(long, value_parser = parse_duration, default_value = "0ms", value_name = "DURATION")]
+    pub hold: Duration,
+
+    /// PostgreSQL: which claims to run; `both` compares SKIP LOCKED with a plain FOR UPDATE
+    #[arg(long, value_enum, default_value_t = BenchModeArg::Both)]
+    pub mode: BenchModeArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BenchModeArg {
+    SkipLocked,
+    ForUpdate,
+    Both,
 }
 
 #[derive(Debug, Args)]

@@ -169,6 +169,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Reap(args) => commands::reap::run(&ctx, &args),
         Command::Purge(args) => commands::purge::run(&ctx, &args),
         Command::ExplainClaim(args) => commands::explain::run(&ctx, &args),
+        Command::Bench(args) => commands::bench::run(&ctx, &args),
         Command::Completions(_) => unreachable!("handled before connecting"),
     }
 }

@@ -10,8 +10,8 @@ use serde::Serialize;
 use crate::duration::format_age;
 use crate::explain::{ExplainReport, Severity};
 use crate::model::{
-    Counts, EnqueueOutcome, Job, PurgeOutcome, ReapAction, ReapOutcome, RetryOutcome, Stats,
-    rfc3339,
+    BenchReport, Counts, EnqueueOutcome, Job, PurgeOutcome, ReapAction, ReapOutcome, RetryOutcome,
+    Stats, rfc3339,
 };
 use crate::output::{Render, Styles, thousands};
 
@@ -444,6 +444,65 @@ impl Render for InitReport {
         for statement in &self.statements {
             let first = statement.lines().next().unwrap_or_default();
             let _ = writeln!(out, "  {}", first.style(styles.dim));
+        }
+        out
+    }
+}
+
+impl Render for BenchReport {
+    fn render_table(&self, styles: &Styles) -> String {
+        let mut table = new_table(
+            styles,
+            &[
+                "mode",
+                "jobs/s",
+                "seconds",
+                "claim p50 ms",
+                "p90 ms",
+                "p99 ms",
+                "max ms",
+                "audit",
+            ],
+        );
+        for run in &self.runs {
+            let audit = if run.duplicates == 0 && run.missing == 0 && run.processed == self.jobs {
+                Cell::new(format!("{} exactly once", thousands(run.processed as i64)))
+            } else {
+                let cell = Cell::new(format!("{} twice, {} missing", run.duplicates, run.missing));
+                if styles.enabled {
+                    cell.fg(Color::Red)
+                } else {
+                    cell
+                }
+            };
+            let ms = |v: f64| Cell::new(format!("{v:.2}")).set_alignment(CellAlignment::Right);
+            table.add_row(vec![
+                Cell::new(run.mode),
+                Cell::new(format!("{:.0}", run.jobs_per_second))
+                    .set_alignment(CellAlignment::Right),
+                Cell::new(format!("{:.2}", run.seconds)).set_alignment(CellAlignment::Right),
+                ms(run.claim_latency_ms.p50),
+                ms(run.claim_latency_ms.p90),
+                ms(run.claim_latency_ms.p99),
+                ms(run.claim_latency_ms.max),
+                audit,
+            ]);
+        }
+        let mut out = format!("{table}\n");
+        let _ = writeln!(
+            out,
+            "{} workers, {} jobs, claim transaction held {:.1} ms ({})",
+            self.workers,
+            thousands(self.jobs as i64),
+            self.hold_ms,
+            self.backend
+        );
+        if let (Some(ratio), [a, b]) = (self.ratio, self.runs.as_slice()) {
+            let _ = writeln!(
+                out,
+                "{} sustains {ratio:.1}x the throughput of {}",
+                a.mode, b.mode
+            );
         }
         out
     }

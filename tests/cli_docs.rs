@@ -9,7 +9,7 @@ use std::path::Path;
 
 use common::Sandbox;
 
-const COMMANDS: [&str; 14] = [
+const COMMANDS: [&str; 15] = [
     "demo",
     "init",
     "enqueue",
@@ -23,6 +23,7 @@ const COMMANDS: [&str; 14] = [
     "reap",
     "purge",
     "explain-claim",
+    "bench",
     "completions",
 ];
 

@@ -695,3 +695,31 @@ fn verbose_logs_sql_to_stderr_only() {
     assert!(run.stderr.contains("UPDATE \"jobs\" SET"), "{}", run.stderr);
     run.json();
 }
+
+#[test]
+fn bench_on_sqlite_uses_a_scratch_file() {
+    let s = Sandbox::new();
+    let run = s.run(&[
+        "--format",
+        "json",
+        "bench",
+        "--workers",
+        "4",
+        "--jobs",
+        "300",
+    ]);
+    run.assert_ok();
+    let report = run.json();
+    assert_eq!(report["backend"], "sqlite");
+    let only = &report["runs"][0];
+    assert_eq!(only["mode"], "begin_immediate");
+    assert_eq!(
+        (
+            only["processed"].as_i64(),
+            only["duplicates"].as_i64(),
+            only["missing"].as_i64()
+        ),
+        (Some(300), Some(0), Some(0))
+    );
+    assert!(!s.db().exists(), "the user's database is not created");
+}

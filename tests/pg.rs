@@ -699,3 +699,45 @@ fn libpq_environment_fills_the_url() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn bench_compares_skip_locked_with_for_update_on_a_scratch_table() {
+    let db = PgDb::new();
+    ready(&db, 3);
+    let before = db.snapshot();
+    let run = db.run(&[
+        "--format",
+        "json",
+        "bench",
+        "--workers",
+        "4",
+        "--jobs",
+        "400",
+    ]);
+    run.assert_ok();
+    let report = run.json();
+    let modes: Vec<&str> = report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["skip_locked", "for_update"]);
+    for r in report["runs"].as_array().unwrap() {
+        assert_eq!(
+            (
+                r["processed"].as_i64(),
+                r["duplicates"].as_i64(),
+                r["missing"].as_i64()
+            ),
+            (Some(400), Some(0), Some(0))
+        );
+        assert!(r["claim_latency_ms"]["p50"].as_f64().unwrap() > 0.0);
+    }
+    assert!(report["ratio"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        db.snapshot(),
+        before,
+        "the user's queue is untouched and the scratch table is gone"
+    );
+}

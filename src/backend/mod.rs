@@ -35,6 +35,10 @@ pub enum Access {
     /// Reads the schema only (`init --print`): never writes or creates a
     /// file, and the table may be missing.
     Print,
+    /// Writes only scratch tables of its own (`bench`); the queue table
+    /// may be missing. SQLite treats it as `Print`: its bench uses a
+    /// scratch file.
+    Scratch,
 }
 
 /// Connection options that are not part of the URL.
@@ -178,6 +182,37 @@ pub struct ExplainRequest {
     pub custom_sql: Option<String>,
 }
 
+/// How claimers take jobs in `qctl bench`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BenchMode {
+    /// `FOR UPDATE SKIP LOCKED`: qctl's way on PostgreSQL.
+    SkipLocked,
+    /// Plain `FOR UPDATE`: every claimer queues behind the first row lock.
+    ForUpdate,
+    /// SQLite's short `BEGIN IMMEDIATE` claim.
+    Immediate,
+}
+
+impl BenchMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            BenchMode::SkipLocked => "skip_locked",
+            BenchMode::ForUpdate => "for_update",
+            BenchMode::Immediate => "begin_immediate",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct BenchRequest {
+    pub workers: usize,
+    pub jobs: u64,
+    /// How long a worker holds its claim transaction open, as a worker
+    /// that processes inside it does.
+    pub hold: Duration,
+    pub modes: Vec<BenchMode>,
+}
+
 /// One database holding a queue table.
 pub trait Backend {
     fn name(&self) -> &'static str;
@@ -202,6 +237,35 @@ pub trait Backend {
     fn explain(&mut self, request: &ExplainRequest) -> Result<ExplainReport>;
     /// Creates indexes `explain-claim` suggested and refreshes statistics.
     fn apply_indexes(&mut self, statements: &[String]) -> Result<()>;
+    /// Drains a scratch queue with concurrent claimers, never the user's
+    /// table, and audits every job.
+    fn bench(&mut self, request: &BenchRequest) -> Result<crate::model::BenchReport>;
+}
+
+/// Fills in a bench run from what the workers saw: the ids each processed
+/// and the claim latencies.
+pub fn bench_run(
+    mode: BenchMode,
+    jobs: u64,
+    seconds: f64,
+    claimed: Vec<Vec<i64>>,
+    mut latencies: Vec<f64>,
+) -> crate::model::BenchRun {
+    let mut seen = std::collections::HashMap::new();
+    for id in claimed.into_iter().flatten() {
+        *seen.entry(id).or_insert(0u64) += 1;
+    }
+    let duplicates = seen.values().filter(|n| **n > 1).count() as u64;
+    let processed = seen.values().filter(|n| **n == 1).count() as u64;
+    crate::model::BenchRun {
+        mode: mode.name(),
+        seconds,
+        jobs_per_second: processed as f64 / seconds.max(1e-9),
+        claim_latency_ms: crate::model::Latency::of(&mut latencies),
+        processed,
+        duplicates,
+        missing: jobs.saturating_sub(seen.len() as u64),
+    }
 }
 
 /// Opens the backend the URL names.

@@ -14,16 +14,16 @@ use postgres::{Client, Row, Transaction};
 
 use super::pg_connect::{self, ConnInfo};
 use super::{
-    Access, Backend, ClaimRequest, ConnectOptions, ExplainRequest, ExplainTarget, Finish,
-    FinishRequest, ListRequest, ListStatus, PurgeRequest, ReapRequest, RetrySelection, SqlLog,
-    StaleRule, StatsRequest, attempts_exhausted, reap_action, reap_note,
+    Access, Backend, BenchMode, BenchRequest, ClaimRequest, ConnectOptions, ExplainRequest,
+    ExplainTarget, Finish, FinishRequest, ListRequest, ListStatus, PurgeRequest, ReapRequest,
+    RetrySelection, SqlLog, StaleRule, StatsRequest, attempts_exhausted, reap_action, reap_note,
 };
 use crate::error::QctlError;
 use crate::explain::{ExplainReport, PlanFinding, PlanLine, QueryCheck, Severity};
 use crate::layout::{AttemptCounting, Concept, Ident, Layout, Status};
 use crate::model::{
-    Counts, EnqueueOutcome, FinishOutcome, Job, JobId, NewJob, PurgeOutcome, QueueCounts,
-    ReapAction, ReapOutcome, ReapedJob, RetryOutcome, Stats,
+    BenchReport, BenchRun, Counts, EnqueueOutcome, FinishOutcome, Job, JobId, NewJob, PurgeOutcome,
+    QueueCounts, ReapAction, ReapOutcome, ReapedJob, RetryOutcome, Stats,
 };
 use crate::target::PostgresTarget;
 
@@ -1618,6 +1618,25 @@ impl Backend for PostgresBackend {
         Ok(report)
     }
 
+    fn bench(&mut self, request: &BenchRequest) -> Result<BenchReport> {
+        let mut runs = Vec::new();
+        for mode in &request.modes {
+            runs.push(bench_mode(&mut self.client, &self.s, request, *mode)?);
+        }
+        let ratio = match runs.as_slice() {
+            [a, b] => Some(a.jobs_per_second / b.jobs_per_second.max(1e-9)),
+            _ => None,
+        };
+        Ok(BenchReport {
+            backend: "postgres",
+            workers: request.workers,
+            jobs: request.jobs,
+            hold_ms: request.hold.as_secs_f64() * 1000.0,
+            runs,
+            ratio,
+        })
+    }
+
     fn apply_indexes(&mut self, statements: &[String]) -> Result<()> {
         for statement in statements {
             // CONCURRENTLY: a production table keeps taking writes.
@@ -1754,6 +1773,135 @@ fn walk_plan(
     if let Some(children) = node["Plans"].as_array() {
         for child in children {
             walk_plan(child, depth + 1, lines, findings, backlog, sort_threshold);
+        }
+    }
+}
+
+/// Drains a scratch table with `workers` connections claiming the way a
+/// worker does: BEGIN; SELECT ... FOR UPDATE [SKIP LOCKED]; UPDATE; (hold);
+/// COMMIT; then complete. Only the lock clause differs between modes.
+fn bench_mode(
+    client: &mut Client,
+    schema: &Schema,
+    request: &BenchRequest,
+    mode: BenchMode,
+) -> Result<BenchRun> {
+    let table = format!("qctl_bench_{}_{}", std::process::id(), mode.name());
+    let create = format!(
+        "DROP TABLE IF EXISTS {table}; \
+         CREATE TABLE {table} (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, \
+           status text NOT NULL DEFAULT 'pending', payload jsonb NOT NULL, attempts integer NOT NULL DEFAULT 0, \
+           locked_by text, run_at timestamptz NOT NULL DEFAULT now()); \
+         INSERT INTO {table} (payload, run_at) SELECT jsonb_build_object('n', i), now() - interval '1 second' \
+           FROM generate_series(1, {jobs}) i; \
+         CREATE INDEX ON {table} (run_at, id) WHERE status = 'pending'; \
+         ANALYZE {table}",
+        jobs = request.jobs
+    );
+    client.batch_execute(&create).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot create the bench's scratch table: {}",
+            db_message(&e)
+        )
+    })?;
+    let _drop = ScratchTable {
+        info: schema.info.clone(),
+        options: schema.options.clone(),
+        table: table.clone(),
+    };
+    let lock = match mode {
+        BenchMode::ForUpdate => "FOR UPDATE",
+        _ => "FOR UPDATE SKIP LOCKED",
+    };
+    let select = format!(
+        "SELECT id FROM {table} WHERE status = 'pending' AND run_at <= now() ORDER BY run_at, id LIMIT 1 {lock}"
+    );
+    let claim = format!(
+        "UPDATE {table} SET status = 'running', attempts = attempts + 1, locked_by = $2 WHERE id = $1"
+    );
+    let complete = format!("UPDATE {table} SET status = 'done' WHERE id = $1 AND locked_by = $2");
+    // Connect every worker first, so the clock measures claiming only.
+    let mut clients = Vec::new();
+    for _ in 0..request.workers {
+        let mut worker = pg_connect::connect(&schema.info, schema.options.connect_timeout)?;
+        worker
+            .batch_execute("SET statement_timeout = 0; SET lock_timeout = 0")
+            .context("cannot set up a bench connection")?;
+        clients.push(worker);
+    }
+    let started = std::time::Instant::now();
+    let handles: Vec<_> = clients
+        .into_iter()
+        .enumerate()
+        .map(|(w, mut worker)| {
+            let (select, claim, complete, hold) = (
+                select.clone(),
+                claim.clone(),
+                complete.clone(),
+                request.hold,
+            );
+            std::thread::spawn(move || -> Result<(Vec<i64>, Vec<f64>)> {
+                let name = format!("bench-{w}");
+                let (mut ids, mut latencies) = (Vec::new(), Vec::new());
+                loop {
+                    let t = std::time::Instant::now();
+                    let mut tx = worker
+                        .build_transaction()
+                        .isolation_level(postgres::IsolationLevel::ReadCommitted)
+                        .start()?;
+                    let Some(row) = tx.query_opt(&select, &[])? else {
+                        tx.commit()?;
+                        break;
+                    };
+                    let id: i64 = row.get(0);
+                    tx.execute(&claim, &[&id, &name])?;
+                    if !hold.is_zero() {
+                        std::thread::sleep(hold);
+                    }
+                    tx.commit()?;
+                    latencies.push(t.elapsed().as_secs_f64() * 1000.0);
+                    worker.execute(&complete, &[&id, &name])?;
+                    ids.push(id);
+                }
+                Ok((ids, latencies))
+            })
+        })
+        .collect();
+    let mut claimed = Vec::new();
+    let mut latencies = Vec::new();
+    for handle in handles {
+        let (ids, lat) = handle
+            .join()
+            .map_err(|_| anyhow::anyhow!("a bench worker panicked"))?
+            .context("a bench worker failed")?;
+        claimed.push(ids);
+        latencies.extend(lat);
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let mut run = super::bench_run(mode, request.jobs, seconds, claimed, latencies);
+    let wrong: i64 = client
+        .query_one(
+            &format!("SELECT count(*) FROM {table} WHERE status <> 'done' OR attempts <> 1"),
+            &[],
+        )
+        .context("cannot audit the bench table")?
+        .get(0);
+    run.missing = run.missing.max(wrong as u64);
+    Ok(run)
+}
+
+/// Drops the bench's scratch table, whatever happened (its own connection:
+/// the main one may be broken).
+struct ScratchTable {
+    info: ConnInfo,
+    options: ConnectOptions,
+    table: String,
+}
+
+impl Drop for ScratchTable {
+    fn drop(&mut self) {
+        if let Ok(mut client) = pg_connect::connect(&self.info, self.options.connect_timeout) {
+            let _ = client.batch_execute(&format!("DROP TABLE IF EXISTS {}", self.table));
         }
     }
 }

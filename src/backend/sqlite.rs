@@ -16,17 +16,17 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, Row, params_from_iter};
 
 use super::sqlite_plan::{self, PlanRow};
 use super::{
-    Access, Backend, ClaimRequest, ConnectOptions, ExplainRequest, ExplainTarget, Finish,
-    FinishRequest, ListRequest, ListStatus, PurgeRequest, ReapRequest, RetrySelection, SqlLog,
-    StaleRule, StatsRequest, attempts_exhausted, reap_action, reap_note,
+    Access, Backend, BenchMode, BenchRequest, ClaimRequest, ConnectOptions, ExplainRequest,
+    ExplainTarget, Finish, FinishRequest, ListRequest, ListStatus, PurgeRequest, ReapRequest,
+    RetrySelection, SqlLog, StaleRule, StatsRequest, attempts_exhausted, reap_action, reap_note,
 };
 use crate::duration::{format_duration, parse_timestamp};
 use crate::error::QctlError;
 use crate::explain::{ExplainReport, PlanFinding, PlanLine, QueryCheck, Severity};
 use crate::layout::{AttemptCounting, Concept, Ident, Layout, Status, TimeEncoding};
 use crate::model::{
-    Counts, EnqueueOutcome, FinishOutcome, Job, JobId, NewJob, PurgeOutcome, QueueCounts,
-    ReapAction, ReapOutcome, ReapedJob, RetryOutcome, Stats,
+    BenchReport, Counts, EnqueueOutcome, FinishOutcome, Job, JobId, NewJob, PurgeOutcome,
+    QueueCounts, ReapAction, ReapOutcome, ReapedJob, RetryOutcome, Stats,
 };
 use crate::target::SqliteTarget;
 
@@ -278,7 +278,7 @@ impl SqliteBackend {
         let path = &target.path;
         let shown = format!("sqlite:{}", path.display());
         let exists = path.exists();
-        if !exists && options.access == Access::Print {
+        if !exists && matches!(options.access, Access::Print | Access::Scratch) {
             // Nothing to inspect: plan the DDL on an empty database.
             return SqliteBackend::with_connection(
                 Connection::open_in_memory()?,
@@ -297,7 +297,7 @@ impl SqliteBackend {
             refuse_read_only(target, exists)?;
         }
         let flags = match options.access {
-            Access::Read | Access::Print => OpenFlags::SQLITE_OPEN_READ_ONLY,
+            Access::Read | Access::Print | Access::Scratch => OpenFlags::SQLITE_OPEN_READ_ONLY,
             Access::Write => OpenFlags::SQLITE_OPEN_READ_WRITE,
             Access::Create => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
         } | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -942,6 +942,17 @@ type QueueRow = (Option<String>, i64, Vec<Option<ValueRefOwned>>);
 type Estimated = bool;
 /// One queue's count.
 type QueueCount = (Option<String>, i64);
+
+/// Removes a scratch database (and its WAL files) when dropped.
+struct ScratchFile(std::path::PathBuf);
+
+impl Drop for ScratchFile {
+    fn drop(&mut self) {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", self.0.display()));
+        }
+    }
+}
 
 /// A value read from a row, kept past the row's lifetime.
 #[derive(Debug, Clone)]
@@ -1797,6 +1808,108 @@ impl Backend for SqliteBackend {
         };
         report.ok = !report.failed(false);
         Ok(report)
+    }
+
+    fn bench(&mut self, request: &BenchRequest) -> Result<BenchReport> {
+        // A scratch database file of its own: the user's file is never
+        // written, nor its write lock taken.
+        let nanos = Utc::now().timestamp_subsec_nanos();
+        let path =
+            std::env::temp_dir().join(format!("qctl-bench-{}-{nanos}.db", std::process::id()));
+        let scratch = ScratchFile(path.clone());
+        let target = SqliteTarget {
+            path,
+            read_only: false,
+        };
+        let layout = Layout::preset("default")?;
+        let options = |access| ConnectOptions {
+            access,
+            busy_timeout: Duration::from_secs(120),
+            statement_timeout: Duration::from_secs(120),
+            connect_timeout: Duration::from_secs(10),
+            sql_log: SqlLog::default(),
+        };
+        let mut setup = SqliteBackend::open(&target, layout.clone(), &options(Access::Create))?;
+        setup.init()?;
+        let now = Utc::now() - chrono::Duration::seconds(1);
+        let mut jobs = (0..request.jobs).map(|i| {
+            Ok(NewJob {
+                payload: format!("{{\"n\":{i}}}"),
+                queue: "default".into(),
+                run_at: now,
+                max_attempts: 3,
+            })
+        });
+        setup.enqueue(&mut jobs, false)?;
+        let started = std::time::Instant::now();
+        let workers: Vec<_> = (0..request.workers)
+            .map(|w| {
+                let (target, layout, options) =
+                    (target.clone(), layout.clone(), options(Access::Write));
+                let hold = request.hold;
+                std::thread::spawn(move || -> Result<(Vec<i64>, Vec<f64>)> {
+                    let mut backend = SqliteBackend::open(&target, layout, &options)?;
+                    let worker = format!("bench-{w}");
+                    let claim = ClaimRequest {
+                        worker: worker.clone(),
+                        queue: Some("default".into()),
+                        lease: Some(Duration::from_secs(300)),
+                    };
+                    let (mut ids, mut latencies) = (Vec::new(), Vec::new());
+                    loop {
+                        let t = std::time::Instant::now();
+                        let Some(job) = backend.claim(&claim)? else {
+                            break;
+                        };
+                        latencies.push(t.elapsed().as_secs_f64() * 1000.0);
+                        std::thread::sleep(hold);
+                        backend.finish(&FinishRequest {
+                            id: job.id.clone(),
+                            worker: worker.clone(),
+                            attempt: None,
+                            finish: Finish::Complete,
+                        })?;
+                        if let JobId::Int(id) = job.id {
+                            ids.push(id);
+                        }
+                    }
+                    Ok((ids, latencies))
+                })
+            })
+            .collect();
+        let mut claimed = Vec::new();
+        let mut latencies = Vec::new();
+        for worker in workers {
+            let (ids, lat) = worker
+                .join()
+                .map_err(|_| anyhow::anyhow!("a bench worker panicked"))??;
+            claimed.push(ids);
+            latencies.extend(lat);
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        let mut run = super::bench_run(
+            BenchMode::Immediate,
+            request.jobs,
+            seconds,
+            claimed,
+            latencies,
+        );
+        let wrong = setup.env.scalar(
+            &setup.conn,
+            "SELECT count(*) FROM jobs WHERE status <> 'done' OR attempts <> 1",
+            &[],
+        )? as u64;
+        run.missing = run.missing.max(wrong);
+        drop(setup);
+        drop(scratch);
+        Ok(BenchReport {
+            backend: "sqlite",
+            workers: request.workers,
+            jobs: request.jobs,
+            hold_ms: request.hold.as_secs_f64() * 1000.0,
+            runs: vec![run],
+            ratio: None,
+        })
     }
 
     fn apply_indexes(&mut self, statements: &[String]) -> Result<()> {

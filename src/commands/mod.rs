@@ -1,6 +1,7 @@
 //! One module per subcommand. Each asks a backend and hands the result to
 //! the output; none builds SQL or formats tables itself.
 
+pub mod bench;
 pub mod claim;
 pub mod completions;
 pub mod demo;

@@ -1,0 +1,37 @@
+//! `qctl bench`: how fast concurrent claimers drain a scratch queue, with
+//! an audit that every job was processed exactly once. On PostgreSQL it
+//! compares SKIP LOCKED with a plain FOR UPDATE in one run.
+
+use anyhow::Result;
+
+use crate::Ctx;
+use crate::backend::{Access, BenchMode, BenchRequest};
+use crate::cli::{BenchArgs, BenchModeArg};
+use crate::error::exit;
+use crate::target::Target;
+
+pub fn run(ctx: &Ctx, args: &BenchArgs) -> Result<u8> {
+    let modes = match (&ctx.target, args.mode) {
+        (Target::Sqlite(_), _) => vec![BenchMode::Immediate],
+        (_, BenchModeArg::SkipLocked) => vec![BenchMode::SkipLocked],
+        (_, BenchModeArg::ForUpdate) => vec![BenchMode::ForUpdate],
+        (_, BenchModeArg::Both) => vec![BenchMode::SkipLocked, BenchMode::ForUpdate],
+    };
+    let request = BenchRequest {
+        workers: args.workers as usize,
+        jobs: args.jobs,
+        hold: args.hold,
+        modes,
+    };
+    // The bench writes only its scratch table (PostgreSQL) or a scratch
+    // file (SQLite); the queue table need not exist.
+    let report = ctx.open(Access::Scratch)?.bench(&request)?;
+    ctx.out.emit(&report)?;
+    if report.audit_ok() {
+        Ok(exit::OK)
+    } else {
+        ctx.out
+            .warn("the audit found jobs processed twice or not at all");
+        Ok(exit::NO)
+    }
+}
