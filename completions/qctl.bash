@@ -565,7 +565,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__explain__subcmd__claim)
-            opts="-d -q -v -h -V --query --queue --strict --apply --sort-threshold --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
+            opts="-d -q -v -h -V --query --queue --strict --apply --sort-threshold --sql --analyze --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -580,6 +580,10 @@ _qctl() {
                     return 0
                     ;;
                 --sort-threshold)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sql)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -419,6 +419,16 @@ pub struct ExplainArgs {
     /// A temporary sort of more rows than this is an error, not a warning
     #[arg(long, default_value_t = 10_000, value_name = "ROWS")]
     pub sort_threshold: u64,
+
+    /// Check the application's own claim query from FILE instead of qctl's; its placeholders
+    /// are bound with realistic values guessed from the columns they are compared with
+    #[arg(long, value_name = "FILE", conflicts_with = "query")]
+    pub sql: Option<PathBuf>,
+
+    /// PostgreSQL: run the query too (EXPLAIN ANALYZE), inside a transaction that always rolls
+    /// back
+    #[arg(long)]
+    pub analyze: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

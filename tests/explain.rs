@@ -242,3 +242,50 @@ fn demo_builds_and_tours() {
         "precious"
     );
 }
+
+#[test]
+fn an_applications_own_query_is_checked_with_realistic_values() {
+    let s = weak_schema(Some("CREATE INDEX jobs_status ON jobs (status)"), 12_000);
+    std::fs::write(
+        s.path("claim.sql"),
+        "UPDATE jobs SET status = 'running', locked_by = :worker, locked_at = :now
+         WHERE id = (SELECT id FROM jobs WHERE status = ? AND queue = ? AND run_at <= :now
+                     ORDER BY run_at LIMIT 1) RETURNING id;\n",
+    )
+    .unwrap();
+    let run = s.run(&["--format", "json", "explain-claim", "--sql", "claim.sql"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let report = run.json();
+    assert!(
+        report["checks"][0]["sql"]
+            .as_str()
+            .unwrap()
+            .contains(":worker")
+    );
+    assert!(
+        kinds(&report, 0).contains(&("temp_sort".to_string(), "error".to_string())),
+        "{report}"
+    );
+    s.run(&["explain-claim", "--sql", "claim.sql", "--apply"])
+        .assert_ok();
+    // A placeholder compared with nothing qctl knows is reported, not guessed.
+    std::fs::write(
+        s.path("odd.sql"),
+        "SELECT id FROM jobs WHERE payload = ? LIMIT 1",
+    )
+    .unwrap();
+    let odd = s
+        .run(&["--format", "json", "explain-claim", "--sql", "odd.sql"])
+        .json();
+    assert!(
+        kinds(&odd, 0).iter().any(|(k, _)| k == "unbound_parameter"),
+        "{odd}"
+    );
+    s.run(&["explain-claim", "--sql", "missing.sql"])
+        .assert_error("cannot read --sql");
+    std::fs::write(s.path("bad.sql"), "SELEKT nothing").unwrap();
+    s.run(&["explain-claim", "--sql", "bad.sql"])
+        .assert_error("--sql is not a statement");
+    s.run(&["explain-claim", "--analyze"])
+        .assert_error("EXPLAIN ANALYZE");
+}

@@ -180,6 +180,9 @@ pub struct ExplainRequest {
     pub sort_threshold: u64,
     /// The application's own query, instead of qctl's claim query.
     pub custom_sql: Option<String>,
+    /// Run the query (PostgreSQL EXPLAIN ANALYZE) in a transaction that
+    /// always rolls back.
+    pub analyze: bool,
 }
 
 /// How claimers take jobs in `qctl bench`.

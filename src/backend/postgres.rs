@@ -115,6 +115,36 @@ impl ToSql for Param<'_> {
     to_sql_checked!();
 }
 
+/// An owned value bound for a guessed placeholder of `explain-claim --sql`.
+#[derive(Debug)]
+enum Guessed {
+    Int(i64),
+    Text(String),
+    Time(DateTime<Utc>),
+    Null,
+}
+
+impl ToSql for Guessed {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut postgres::types::private::BytesMut,
+    ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
+        match self {
+            Guessed::Int(n) => Param::Int(*n).to_sql(ty, out),
+            Guessed::Text(text) => Param::Text(text).to_sql(ty, out),
+            Guessed::Time(time) => Param::Time(*time).to_sql(ty, out),
+            Guessed::Null => Ok(IsNull::Yes),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    to_sql_checked!();
+}
+
 /// Positional parameters collected while a statement is built.
 #[derive(Default)]
 struct Binds {
@@ -1444,6 +1474,7 @@ impl Backend for PostgresBackend {
         let (rows_estimate, analyzed) = self.table_estimate()?;
         let mut checks = Vec::new();
         let mut suggested = Vec::new();
+        let mut unguessed: Vec<PlanFinding> = Vec::new();
         for target in &request.queries {
             let mut binds = Binds::default();
             let (sql, fix, backlog_status) = match target {
@@ -1458,7 +1489,13 @@ impl Backend for PostgresBackend {
                             .map(|_| Duration::from_secs(300)),
                     };
                     let sql = match &request.custom_sql {
-                        Some(custom) => custom.clone(),
+                        Some(custom) => {
+                            let (guessed, notes) =
+                                self.custom_params(custom, request.queue.as_deref())?;
+                            binds = guessed;
+                            unguessed = notes;
+                            custom.clone()
+                        }
                         None => self.s.claim_sql(&claim, &mut binds)?,
                     };
                     (sql, self.s.claim_index(), Status::Pending)
@@ -1514,25 +1551,9 @@ impl Backend for PostgresBackend {
                     .first()
                     .map_or(0, |r| r.get::<_, i64>(0)) as u64,
             };
-            let explain_sql = format!("EXPLAIN (FORMAT JSON) {sql}");
-            let log = self.s.log.clone();
-            let mut tx = read_tx(&mut self.client)?;
-            let plan: serde_json::Value = tx_query(&mut tx, &log, &explain_sql, &binds)
-                .map_err(|e| {
-                    let text = db_message(&e);
-                    let hint = if text.contains("permission denied") {
-                        " — explaining a FOR UPDATE query needs UPDATE privilege on the table"
-                    } else {
-                        ""
-                    };
-                    anyhow::anyhow!("EXPLAIN failed on PostgreSQL: {text}{hint}")
-                })?
-                .first()
-                .map(|r| r.get(0))
-                .unwrap_or(serde_json::Value::Null);
-            tx.rollback().ok();
+            let plan = self.explain_plan(&sql, &binds, request.analyze, false)?;
             let mut lines = Vec::new();
-            let mut findings = Vec::new();
+            let mut findings = std::mem::take(&mut unguessed);
             walk_plan(
                 &plan[0]["Plan"],
                 0,
@@ -1541,6 +1562,43 @@ impl Backend for PostgresBackend {
                 backlog,
                 request.sort_threshold,
             );
+            let scans = findings.iter().any(|f| f.kind == "full_scan");
+            if scans && (!analyzed || rows_estimate < SMALL_TABLE_ROWS) {
+                // On a small or never-analyzed table a scan may be the right
+                // choice: plan again with scans and sorts off to tell "no
+                // usable index" from "too small to bother".
+                let forced = self.explain_plan(&sql, &binds, false, true)?;
+                let (mut forced_lines, mut forced_findings) = (Vec::new(), Vec::new());
+                walk_plan(
+                    &forced[0]["Plan"],
+                    0,
+                    &mut forced_lines,
+                    &mut forced_findings,
+                    0,
+                    u64::MAX,
+                );
+                let still_scanned: Vec<Option<String>> = forced_findings
+                    .iter()
+                    .filter(|f| f.kind == "full_scan")
+                    .map(|f| f.subject.clone())
+                    .collect();
+                for finding in findings.iter_mut().filter(|f| f.kind == "full_scan") {
+                    if !still_scanned.contains(&finding.subject) {
+                        finding.severity = Severity::Warning;
+                        finding.kind = "small_table";
+                        finding.detail = format!(
+                            "{} — but the table is small or never analyzed, and with sequential scans \
+                             off the planner uses an index: the index is there, the scan is the cheaper \
+                             plan for now",
+                            finding.detail
+                        );
+                    } else {
+                        finding.detail.push_str(
+                            " — no usable index: even with sequential scans off the planner finds none",
+                        );
+                    }
+                }
+            }
             if !analyzed {
                 findings.push(PlanFinding {
                     severity: Severity::Warning,
@@ -1550,6 +1608,7 @@ impl Backend for PostgresBackend {
                         self.s.layout.table
                     ),
                     line: None,
+                    subject: None,
                 });
             } else if rows_estimate < SMALL_TABLE_ROWS {
                 findings.push(PlanFinding {
@@ -1560,11 +1619,15 @@ impl Backend for PostgresBackend {
                          this small, so this plan is not representative"
                     ),
                     line: None,
+                    subject: None,
                 });
             }
-            let needs_fix = findings
-                .iter()
-                .any(|f| matches!(f.kind, "full_scan" | "temp_sort" | "bitmap_scan"));
+            let needs_fix = findings.iter().any(|f| {
+                matches!(
+                    f.kind,
+                    "full_scan" | "temp_sort" | "bitmap_scan" | "limited_scan"
+                )
+            });
             if needs_fix && !suggested.contains(&fix) {
                 let name = self
                     .s
@@ -1593,6 +1656,7 @@ impl Backend for PostgresBackend {
                         kind: "index_ignored",
                         detail: format!("index {name} exists but the planner does not use it for this query: {fix}"),
                         line: None,
+                        subject: None,
                     });
                 } else {
                     suggested.push(fix);
@@ -1649,6 +1713,103 @@ impl Backend for PostgresBackend {
 }
 
 impl PostgresBackend {
+    /// `EXPLAIN (FORMAT JSON)` of a statement: in a READ ONLY transaction,
+    /// or with `analyze` run for real in one that always rolls back;
+    /// `forced` turns sequential scans and sorts off for this plan only.
+    fn explain_plan(
+        &mut self,
+        sql: &str,
+        binds: &Binds,
+        analyze: bool,
+        forced: bool,
+    ) -> Result<serde_json::Value> {
+        let log = self.s.log.clone();
+        let mut tx = if analyze {
+            write_tx(&mut self.client, &log)?
+        } else {
+            read_tx(&mut self.client)?
+        };
+        if forced {
+            tx.batch_execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")
+                .context("cannot turn sequential scans off for the re-plan")?;
+        }
+        let options = if analyze {
+            "ANALYZE, FORMAT JSON"
+        } else {
+            "FORMAT JSON"
+        };
+        let explain_sql = format!("EXPLAIN ({options}) {sql}");
+        let result = tx_query(&mut tx, &log, &explain_sql, binds);
+        // Never keep what EXPLAIN ANALYZE did.
+        tx.rollback().ok();
+        let rows = result.map_err(|e| {
+            let text = db_message(&e);
+            let hint = if text.contains("permission denied") {
+                " — explaining a FOR UPDATE query needs UPDATE privilege on the table (and SELECT)"
+            } else {
+                ""
+            };
+            anyhow::anyhow!("EXPLAIN failed on PostgreSQL: {text}{hint}")
+        })?;
+        Ok(rows
+            .first()
+            .map(|r| r.get(0))
+            .unwrap_or(serde_json::Value::Null))
+    }
+
+    /// Realistic values for the `$n` placeholders of an application's
+    /// query, typed as the server infers them; one whose meaning cannot be
+    /// guessed is bound NULL and reported.
+    fn custom_params(
+        &mut self,
+        sql: &str,
+        queue: Option<&str>,
+    ) -> Result<(Binds, Vec<PlanFinding>)> {
+        use crate::explain::Guess;
+        let statement = self.client.prepare(sql).map_err(|e| {
+            anyhow::anyhow!(
+                "--sql is not a statement PostgreSQL accepts: {}",
+                db_message(&e)
+            )
+        })?;
+        let guesses = crate::explain::guess_placeholders(sql, &self.s.layout);
+        let mut binds = Binds::default();
+        let mut notes = Vec::new();
+        for (i, ty) in statement.params().iter().enumerate() {
+            let token = format!("${}", i + 1);
+            let guess = guesses
+                .iter()
+                .find(|(t, _)| *t == token)
+                .map(|(_, g)| g.clone());
+            let is_int = matches!(*ty, Type::INT2 | Type::INT4 | Type::INT8);
+            let is_time = matches!(*ty, Type::TIMESTAMP | Type::TIMESTAMPTZ);
+            let value = match guess {
+                Some(Guess::Queue) => Guessed::Text(queue.unwrap_or("default").to_string()),
+                Some(Guess::PendingStatus) => Guessed::Text(self.s.layout.statuses.pending.clone()),
+                Some(Guess::Worker) => Guessed::Text("qctl-explain".into()),
+                Some(Guess::Now) if is_time => Guessed::Time(Utc::now()),
+                Some(Guess::Int(n)) if is_int => Guessed::Int(n),
+                _ if is_int => Guessed::Int(1),
+                _ if is_time => Guessed::Time(Utc::now()),
+                _ => {
+                    notes.push(PlanFinding {
+                        severity: Severity::Warning,
+                        kind: "unbound_parameter",
+                        detail: format!(
+                            "placeholder {token} ({ty}) is compared with no column qctl knows, so it was \
+                             bound NULL; the plan may not be the one production gets"
+                        ),
+                        line: None,
+                        subject: None,
+                    });
+                    Guessed::Null
+                }
+            };
+            binds.push(value);
+        }
+        Ok((binds, notes))
+    }
+
     fn batch_plain(&mut self, sql: &str) -> Result<()> {
         let started = self.s.log.start();
         let result = self.client.batch_execute(sql);
@@ -1714,6 +1875,19 @@ fn walk_plan(
     backlog: u64,
     sort_threshold: u64,
 ) {
+    walk_node(node, depth, false, lines, findings, backlog, sort_threshold);
+}
+
+/// `limited`: a LIMIT above this node can stop it early (no sort between).
+fn walk_node(
+    node: &serde_json::Value,
+    depth: usize,
+    limited: bool,
+    lines: &mut Vec<PlanLine>,
+    findings: &mut Vec<PlanFinding>,
+    backlog: u64,
+    sort_threshold: u64,
+) {
     let Some(kind) = node["Node Type"].as_str() else {
         return;
     };
@@ -1735,6 +1909,20 @@ fn walk_plan(
         text: text.clone(),
     });
     match kind {
+        // Under a LIMIT with no sort between, a scan stops at the first
+        // matching rows: cheap while they sit at the start of the table,
+        // slower with every batch that deletes or updates them.
+        "Seq Scan" if limited => findings.push(PlanFinding {
+            severity: Severity::Warning,
+            kind: "limited_scan",
+            detail: format!(
+                "Seq Scan on {} under a LIMIT: stops after enough matching rows, so it is cheap only \
+                 while they sit at the start of the table",
+                relation.unwrap_or("?")
+            ),
+            line: Some(line),
+            subject: None,
+        }),
         "Seq Scan" => findings.push(PlanFinding {
             severity: Severity::Error,
             kind: "full_scan",
@@ -1743,6 +1931,7 @@ fn walk_plan(
                 relation.unwrap_or("?")
             ),
             line: Some(line),
+            subject: node["Alias"].as_str().map(str::to_string),
         }),
         "Sort" | "Incremental Sort" => {
             let severity = if backlog > sort_threshold { Severity::Error } else { Severity::Warning };
@@ -1756,6 +1945,7 @@ fn walk_plan(
                 kind: "temp_sort",
                 detail: format!("{kind}: {what} of the {backlog} matching rows to return one (error above {sort_threshold} rows)"),
                 line: Some(line),
+                subject: None,
             });
         }
         // A bitmap scan reads every matching row before a LIMIT can stop
@@ -1767,12 +1957,26 @@ fn walk_plan(
                 "Bitmap Heap Scan: reads all {backlog} matching rows before the LIMIT can stop it"
             ),
             line: Some(line),
+            subject: None,
         }),
         _ => {}
     }
+    let limited = match kind {
+        "Limit" => true,
+        "Sort" | "Incremental Sort" | "Aggregate" | "Hash" | "HashAggregate" => false,
+        _ => limited,
+    };
     if let Some(children) = node["Plans"].as_array() {
         for child in children {
-            walk_plan(child, depth + 1, lines, findings, backlog, sort_threshold);
+            walk_node(
+                child,
+                depth + 1,
+                limited,
+                lines,
+                findings,
+                backlog,
+                sort_threshold,
+            );
         }
     }
 }

@@ -915,6 +915,57 @@ impl SqliteBackend {
         })
     }
 
+    /// Realistic values for the placeholders of an application's query,
+    /// by position as SQLite numbers them; a placeholder whose meaning
+    /// cannot be guessed is bound NULL and reported.
+    fn custom_params(
+        &self,
+        sql: &str,
+        queue: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<(Vec<Value>, Vec<PlanFinding>)> {
+        let stmt = self
+            .conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .map_err(|e| self.env.err(e))
+            .context("--sql is not a statement SQLite can plan")?;
+        let guesses = crate::explain::guess_placeholders(sql, &self.layout);
+        let mut unnamed = guesses.iter().filter(|(token, _)| token == "?");
+        let mut values = Vec::new();
+        let mut notes = Vec::new();
+        for index in 1..=stmt.parameter_count() {
+            let name = stmt.parameter_name(index).map(str::to_string);
+            let guess = match &name {
+                Some(name) => guesses.iter().find(|(token, _)| token == name),
+                None => unnamed.next(),
+            };
+            use crate::explain::Guess;
+            let value = match guess.map(|(_, g)| g) {
+                Some(Guess::Queue) => Value::Text(queue.unwrap_or("default").to_string()),
+                Some(Guess::PendingStatus) => Value::Text(self.layout.statuses.pending.clone()),
+                Some(Guess::Worker) => Value::Text("qctl-explain".into()),
+                Some(Guess::Now) => self.times.encode(now),
+                Some(Guess::Int(n)) => Value::Integer(*n),
+                Some(Guess::Unknown) | None => {
+                    notes.push(PlanFinding {
+                        severity: Severity::Warning,
+                        kind: "unbound_parameter",
+                        detail: format!(
+                            "placeholder {} is compared with no column qctl knows, so it was bound \
+                             NULL; the plan may not be the one production gets",
+                            name.unwrap_or_else(|| format!("#{index}"))
+                        ),
+                        line: None,
+                        subject: None,
+                    });
+                    Value::Null
+                }
+            };
+            values.push(value);
+        }
+        Ok((values, notes))
+    }
+
     fn index_exists(&self, name: &str) -> Result<bool> {
         let n = self.env.scalar(
             &self.conn,
@@ -1687,7 +1738,14 @@ impl Backend for SqliteBackend {
             );
             Ok(this.env.scalar(&this.conn, &sql, &binds.0)? as u64)
         };
+        if request.analyze {
+            return Err(QctlError::usage(
+                "--analyze runs PostgreSQL's EXPLAIN ANALYZE; SQLite has no equivalent (its plan \
+                 check needs no run)",
+            ));
+        }
         let rows = self.rows_estimate(&self.conn)?;
+        let mut unguessed: Vec<PlanFinding> = Vec::new();
         let mut checks = Vec::new();
         let mut suggested = Vec::new();
         for target in &request.queries {
@@ -1709,7 +1767,12 @@ impl Backend for SqliteBackend {
                             .map(|_| Duration::from_secs(300)),
                     };
                     let (sql, params) = match &request.custom_sql {
-                        Some(custom) => (custom.clone(), Vec::new()),
+                        Some(custom) => {
+                            let (params, notes) =
+                                self.custom_params(custom, queue.as_deref(), now)?;
+                            unguessed = notes;
+                            (custom.clone(), params)
+                        }
                         None => self.claim_sql(&claim, now)?,
                     };
                     let backlog = count_where(self, Status::Pending, queue.as_deref())?;
@@ -1749,6 +1812,7 @@ impl Backend for SqliteBackend {
             };
             let plan = self.explain_query(&sql, &params)?;
             let mut findings = sqlite_plan::findings(&plan, backlog, request.sort_threshold);
+            findings.append(&mut unguessed);
             if rows < SMALL_TABLE_ROWS {
                 findings.push(PlanFinding {
                     severity: Severity::Warning,
@@ -1758,6 +1822,7 @@ impl Backend for SqliteBackend {
                          once it is large, so this plan is not representative"
                     ),
                     line: None,
+                    subject: None,
                 });
             }
             let needs_fix = findings.iter().any(|f| f.kind != "small_table");
@@ -1773,6 +1838,7 @@ impl Backend for SqliteBackend {
                              for this query: {fix}"
                         ),
                         line: None,
+                        subject: None,
                     });
                     }
                 } else {

@@ -95,6 +95,7 @@ pub fn findings(rows: &[PlanRow], backlog: u64, sort_threshold: u64) -> Vec<Plan
                     row.detail
                 ),
                 line: Some(line),
+                subject: None,
             }),
             LineKind::IndexScan { index, .. } => out.push(PlanFinding {
                 severity: Severity::Warning,
@@ -105,6 +106,7 @@ pub fn findings(rows: &[PlanRow], backlog: u64, sort_threshold: u64) -> Vec<Plan
                     row.detail
                 ),
                 line: Some(line),
+                subject: None,
             }),
             LineKind::TempSort { partial } => {
                 let severity = if backlog > sort_threshold {
@@ -126,6 +128,7 @@ pub fn findings(rows: &[PlanRow], backlog: u64, sort_threshold: u64) -> Vec<Plan
                         row.detail
                     ),
                     line: Some(line),
+                    subject: None,
                 });
             }
             LineKind::AutomaticIndex => out.push(PlanFinding {
@@ -133,6 +136,7 @@ pub fn findings(rows: &[PlanRow], backlog: u64, sort_threshold: u64) -> Vec<Plan
                 kind: "automatic_index",
                 detail: format!("{}: SQLite builds a temporary index on every run", row.detail),
                 line: Some(line),
+                subject: None,
             }),
             LineKind::Other => {}
         }

@@ -96,6 +96,7 @@ pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<u8> {
         queue: Some("default".into()),
         sort_threshold: 10_000,
         custom_sql: None,
+        analyze: false,
     };
     let mut backend = demo.open(Access::Write)?;
     let report = backend.explain(&explain)?;

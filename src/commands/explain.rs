@@ -8,7 +8,7 @@ use super::default_queue;
 use crate::Ctx;
 use crate::backend::{Access, ExplainRequest, ExplainTarget};
 use crate::cli::{ExplainArgs, ExplainQuery};
-use crate::error::exit;
+use crate::error::{QctlError, exit};
 
 pub fn run(ctx: &Ctx, args: &ExplainArgs) -> Result<u8> {
     let queries = match args.query {
@@ -21,13 +21,31 @@ pub fn run(ctx: &Ctx, args: &ExplainArgs) -> Result<u8> {
             ExplainTarget::Purge,
         ],
     };
+    let custom_sql = match &args.sql {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|err| {
+                QctlError::usage(format!("cannot read --sql {}: {err}", path.display()))
+            })?;
+            let text = text.trim().trim_end_matches(';').trim().to_string();
+            if text.is_empty() {
+                return Err(QctlError::usage(format!(
+                    "--sql {} is empty",
+                    path.display()
+                )));
+            }
+            Some(text)
+        }
+        None => None,
+    };
     let request = ExplainRequest {
         queries,
         queue: default_queue(&ctx.layout, args.queue.as_deref()),
         sort_threshold: args.sort_threshold,
-        custom_sql: None,
+        custom_sql,
+        analyze: args.analyze,
     };
-    let access = if args.apply {
+    // --analyze runs the query, inside a transaction that rolls back.
+    let access = if args.apply || args.analyze {
         Access::Write
     } else {
         Access::Read
