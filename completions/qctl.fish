@@ -53,6 +53,8 @@ complete -c qctl -n "__fish_qctl_needs_command" -f -a "retry" -d 'Put dead-lette
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "reap" -d 'Requeue stale running jobs whose worker died; dead-letter those out of attempts'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "purge" -d 'Delete finished jobs older than a given age, in batches'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "explain-claim" -d 'Check that the claim (and reap and purge) queries use an index, and fix them'
+complete -c qctl -n "__fish_qctl_needs_command" -f -a "blocked" -d 'Sessions waiting on a lock and the sessions blocking them (SQLite: who holds the file)'
+complete -c qctl -n "__fish_qctl_needs_command" -f -a "locks" -d 'Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL)'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "bench" -d 'Claim throughput and latency with concurrent workers, on a scratch table'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -324,6 +326,41 @@ complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s q -l quiet -
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s V -l version -d 'Print version'
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l min-wait -d 'Hide sessions that have waited less than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l max-wait -d 'Exit 1 when any session has waited longer than this (a CI or cron gate)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l format -d 'Output format' -r -f -a "table\t''
+json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s h -l help -d 'Print help'
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s V -l version -d 'Print version'
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l key -d 'Only this key: a bigint (987654321) or two int4 (11,100)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l format -d 'Output format' -r -f -a "table\t''
+json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -s h -l help -d 'Print help'
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l workers -d 'Concurrent claimers, each with its own connection' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l jobs -d 'Jobs in the scratch queue' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l hold -d 'How long each worker holds its claim transaction open, as a worker that processes the job inside it does' -r
@@ -362,19 +399,21 @@ complete -c qctl -n "__fish_qctl_using_subcommand completions" -s q -l quiet -d 
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim bench completions help" -f -a "demo" -d 'Build a realistic sample queue in a new SQLite file and walk through what an operator does'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim bench completions help" -f -a "init" -d 'Create the queue table and the indexes its hot queries need (idempotent)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim bench completions help" -f -a "enqueue" -d 'Add one job, or many from a JSONL file or stdin (all or nothing)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim bench completions help" -f -a "stats" -d 'Queue depth per queue and status, stale jobs, and the age of the oldest ready job'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim bench completions help" -f -a "list" -d 'List jobs, filtered by queue and status'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim bench completions help" -f -a "show" -d 'Show one job in full'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim bench completions help" -f -a "claim" -d 'Claim the next ready job as a worker would'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim bench completions help" -f -a "complete" -d 'Mark a claimed job done (only while that worker still holds it)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim bench completions help" -f -a "fail" -d 'Mark a claimed job failed: retried while attempts remain, else dead-lettered'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim bench completions help" -f -a "retry" -d 'Put dead-lettered (failed) jobs back to pending'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim bench completions help" -f -a "reap" -d 'Requeue stale running jobs whose worker died; dead-letter those out of attempts'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim bench completions help" -f -a "purge" -d 'Delete finished jobs older than a given age, in batches'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim bench completions help" -f -a "explain-claim" -d 'Check that the claim (and reap and purge) queries use an index, and fix them'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim bench completions help" -f -a "bench" -d 'Claim throughput and latency with concurrent workers, on a scratch table'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim bench completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim bench completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help" -f -a "demo" -d 'Build a realistic sample queue in a new SQLite file and walk through what an operator does'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help" -f -a "init" -d 'Create the queue table and the indexes its hot queries need (idempotent)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help" -f -a "enqueue" -d 'Add one job, or many from a JSONL file or stdin (all or nothing)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help" -f -a "stats" -d 'Queue depth per queue and status, stale jobs, and the age of the oldest ready job'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help" -f -a "list" -d 'List jobs, filtered by queue and status'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help" -f -a "show" -d 'Show one job in full'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help" -f -a "claim" -d 'Claim the next ready job as a worker would'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help" -f -a "complete" -d 'Mark a claimed job done (only while that worker still holds it)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help" -f -a "fail" -d 'Mark a claimed job failed: retried while attempts remain, else dead-lettered'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help" -f -a "retry" -d 'Put dead-lettered (failed) jobs back to pending'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help" -f -a "reap" -d 'Requeue stale running jobs whose worker died; dead-letter those out of attempts'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help" -f -a "purge" -d 'Delete finished jobs older than a given age, in batches'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help" -f -a "explain-claim" -d 'Check that the claim (and reap and purge) queries use an index, and fix them'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help" -f -a "blocked" -d 'Sessions waiting on a lock and the sessions blocking them (SQLite: who holds the file)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help" -f -a "locks" -d 'Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help" -f -a "bench" -d 'Claim throughput and latency with concurrent workers, on a scratch table'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -123,10 +123,32 @@ pub enum Command {
     /// Check that the claim (and reap and purge) queries use an index, and fix them
     #[command(name = "explain-claim")]
     ExplainClaim(ExplainArgs),
+    /// Sessions waiting on a lock and the sessions blocking them (SQLite: who holds the file)
+    Blocked(BlockedArgs),
+    /// Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL)
+    Locks(LocksArgs),
     /// Claim throughput and latency with concurrent workers, on a scratch table
     Bench(BenchArgs),
     /// Print a shell completion script
     Completions(CompletionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BlockedArgs {
+    /// Hide sessions that have waited less than this
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub min_wait: Option<Duration>,
+
+    /// Exit 1 when any session has waited longer than this (a CI or cron gate)
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub max_wait: Option<Duration>,
+}
+
+#[derive(Debug, Args)]
+pub struct LocksArgs {
+    /// Only this key: a bigint (987654321) or two int4 (11,100)
+    #[arg(long, value_name = "KEY", value_parser = crate::backend::LockKey::parse, allow_hyphen_values = true)]
+    pub key: Option<crate::backend::LockKey>,
 }
 
 #[derive(Debug, Args)]

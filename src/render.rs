@@ -7,11 +7,12 @@ use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table, presets
 use owo_colors::OwoColorize;
 use serde::Serialize;
 
+use crate::backend::Blocked;
 use crate::duration::format_age;
 use crate::explain::{ExplainReport, Severity};
 use crate::model::{
-    BenchReport, Counts, EnqueueOutcome, Job, PurgeOutcome, ReapAction, ReapOutcome, RetryOutcome,
-    Stats, rfc3339,
+    AdvisoryLock, BenchReport, BlockedReport, Counts, EnqueueOutcome, Job, LocksReport,
+    PurgeOutcome, ReapAction, ReapOutcome, RetryOutcome, SqliteLockReport, Stats, rfc3339,
 };
 use crate::output::{Render, Styles, thousands};
 
@@ -506,4 +507,232 @@ impl Render for BenchReport {
         }
         out
     }
+}
+
+impl Render for Blocked {
+    fn render_table(&self, styles: &Styles) -> String {
+        match self {
+            Blocked::Postgres(report) => render_pg_blocked(report, styles),
+            Blocked::Sqlite(report) => render_sqlite_locks(report, styles),
+        }
+    }
+}
+
+fn one_line(query: &Option<String>) -> String {
+    short(
+        &query
+            .as_deref()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
+        70,
+    )
+}
+
+/// Blocking chains as a tree, roots first.
+fn render_pg_blocked(report: &BlockedReport, styles: &Styles) -> String {
+    let mut out = String::new();
+    if report.sessions.is_empty() {
+        out.push_str("no session is waiting on a lock\n");
+    }
+    fn children(
+        report: &BlockedReport,
+        pid: i32,
+        depth: usize,
+        seen: &mut Vec<i32>,
+        out: &mut String,
+        styles: &Styles,
+    ) {
+        for waiter in report
+            .sessions
+            .iter()
+            .filter(|s| s.blocked_by.contains(&pid))
+        {
+            if seen.contains(&waiter.pid) {
+                continue;
+            }
+            seen.push(waiter.pid);
+            let wait = waiter.wait_seconds.map_or("?".into(), format_age);
+            let jobs = if waiter.waiting_for_jobs.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " wants job {}",
+                    waiter
+                        .waiting_for_jobs
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            let table = if waiter.on_queue_table {
+                " [queue table]"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "{}└─ pid {} {} for {}{}{} {} {}",
+                "   ".repeat(depth),
+                waiter.pid,
+                "waiting".style(styles.warn),
+                wait,
+                table,
+                jobs,
+                waiter.application_name.as_deref().unwrap_or(""),
+                one_line(&waiter.query).style(styles.dim)
+            );
+            children(report, waiter.pid, depth + 1, seen, out, styles);
+        }
+    }
+    let mut seen = Vec::new();
+    for root in report.blockers.iter().filter(|b| b.root) {
+        let age = root.xact_age_seconds.map_or("-".into(), format_age);
+        let holds = if root.holds_jobs.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " holds job {}",
+                root.holds_jobs
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let _ = writeln!(
+            out,
+            "pid {} {} (transaction {}){} {} {}",
+            root.pid,
+            root.state.as_deref().unwrap_or("?").style(styles.bad),
+            age,
+            holds,
+            root.application_name.as_deref().unwrap_or(""),
+            one_line(&root.query).style(styles.dim)
+        );
+        children(report, root.pid, 0, &mut seen, &mut out, styles);
+    }
+    for note in &report.notes {
+        let _ = writeln!(out, "{}", format!("note: {note}").style(styles.dim));
+    }
+    out
+}
+
+fn render_sqlite_locks(report: &SqliteLockReport, styles: &Styles) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "journal mode: {}", report.journal_mode);
+    let writer = if report.write_locked {
+        "held by another connection right now"
+            .style(styles.warn)
+            .to_string()
+    } else {
+        "free".to_string()
+    };
+    let _ = writeln!(out, "write lock:   {writer}");
+    if let (Some(wal), Some(threshold)) = (report.wal_bytes, report.wal_checkpoint_threshold_bytes)
+    {
+        let _ = writeln!(
+            out,
+            "WAL:          {} bytes (checkpoint at {} bytes)",
+            thousands(wal as i64),
+            thousands(threshold as i64)
+        );
+    }
+    if report.holders.is_empty() {
+        let _ = writeln!(out, "no other process holds a lock on the database files");
+    } else {
+        let mut table = new_table(styles, &["pid", "lock", "file", "command"]);
+        for holder in &report.holders {
+            let kind = Cell::new(holder.kind);
+            table.add_row(vec![
+                Cell::new(holder.pid),
+                if holder.writer && styles.enabled {
+                    kind.fg(Color::Yellow)
+                } else {
+                    kind
+                },
+                Cell::new(&holder.file),
+                Cell::new(short(holder.command.as_deref().unwrap_or("?"), 60)),
+            ]);
+        }
+        let _ = writeln!(out, "{table}");
+    }
+    for note in &report.notes {
+        let _ = writeln!(out, "{}", format!("note: {note}").style(styles.dim));
+    }
+    out
+}
+
+impl Render for LocksReport {
+    fn render_table(&self, styles: &Styles) -> String {
+        if self.locks.is_empty() {
+            return "no advisory locks are held or awaited in this database\n".into();
+        }
+        let mut table = new_table(
+            styles,
+            &[
+                "key",
+                "mode",
+                "granted",
+                "pid",
+                "application",
+                "state",
+                "query",
+            ],
+        );
+        for lock in &self.locks {
+            table.add_row(lock_row(lock, styles));
+        }
+        let mut out = format!("{table}\n");
+        for note in &self.notes {
+            let _ = writeln!(out, "{}", format!("note: {note}").style(styles.dim));
+        }
+        out
+    }
+}
+
+fn lock_row(lock: &AdvisoryLock, styles: &Styles) -> Vec<Cell> {
+    let granted = if lock.granted {
+        Cell::new("held")
+    } else {
+        let text = format!(
+            "waiting on {}",
+            lock.blocked_by
+                .iter()
+                .map(|p| format!("pid {p}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if styles.enabled {
+            Cell::new(text).fg(Color::Yellow)
+        } else {
+            Cell::new(text)
+        }
+    };
+    let state = format!(
+        "{}{}{}",
+        lock.state.as_deref().unwrap_or("?"),
+        lock.state_seconds
+            .map_or(String::new(), |s| format!(" {}", format_age(s))),
+        if lock.session_level {
+            " (session-level)"
+        } else {
+            ""
+        }
+    );
+    vec![
+        Cell::new(lock.key.to_string()),
+        Cell::new(lock.mode.trim_end_matches("Lock")),
+        granted,
+        Cell::new(lock.pid),
+        Cell::new(lock.application_name.as_deref().unwrap_or("")),
+        if lock.session_level && styles.enabled {
+            Cell::new(state).fg(Color::Red)
+        } else {
+            Cell::new(state)
+        },
+        Cell::new(one_line(&lock.query)),
+    ]
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use common::Sandbox;
 
-const COMMANDS: [&str; 15] = [
+const COMMANDS: [&str; 17] = [
     "demo",
     "init",
     "enqueue",
@@ -24,6 +24,8 @@ const COMMANDS: [&str; 15] = [
     "purge",
     "explain-claim",
     "bench",
+    "blocked",
+    "locks",
     "completions",
 ];
 

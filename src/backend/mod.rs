@@ -35,6 +35,9 @@ pub enum Access {
     /// Reads the schema only (`init --print`): never writes or creates a
     /// file, and the table may be missing.
     Print,
+    /// Reads server or file state only (`blocked`, `locks`): read-only, the
+    /// queue table may be missing, the file must exist.
+    Inspect,
     /// Writes only scratch tables of its own (`bench`); the queue table
     /// may be missing. SQLite treats it as `Print`: its bench uses a
     /// scratch file.
@@ -243,6 +246,46 @@ pub trait Backend {
     /// Drains a scratch queue with concurrent claimers, never the user's
     /// table, and audits every job.
     fn bench(&mut self, request: &BenchRequest) -> Result<crate::model::BenchReport>;
+    /// Who waits on whom (PostgreSQL sessions; SQLite file locks).
+    fn blocked(&mut self) -> Result<Blocked>;
+    /// Advisory locks held or awaited (PostgreSQL only).
+    fn locks(&mut self, key: Option<LockKey>) -> Result<crate::model::LocksReport>;
+}
+
+/// What `qctl blocked` found, in the backend's own terms.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(untagged)]
+pub enum Blocked {
+    Postgres(crate::model::BlockedReport),
+    Sqlite(crate::model::SqliteLockReport),
+}
+
+/// An advisory lock key to filter on: `--key 987654321` or `--key 11,100`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockKey {
+    Bigint(i64),
+    Pair(i32, i32),
+}
+
+impl LockKey {
+    pub fn parse(text: &str) -> Result<LockKey, String> {
+        let bad =
+            || format!("invalid lock key '{text}': give a bigint (987654321) or two int4 (11,100)");
+        match text.split_once(',') {
+            Some((a, b)) => Ok(LockKey::Pair(
+                a.trim().parse().map_err(|_| bad())?,
+                b.trim().parse().map_err(|_| bad())?,
+            )),
+            None => text.trim().parse().map(LockKey::Bigint).map_err(|_| bad()),
+        }
+    }
+
+    pub fn matches(self, key: &serde_json::Value) -> bool {
+        match self {
+            LockKey::Bigint(n) => key.as_i64() == Some(n),
+            LockKey::Pair(a, b) => *key == serde_json::json!([a, b]),
+        }
+    }
 }
 
 /// Fills in a bench run from what the workers saw: the ids each processed

@@ -14,16 +14,18 @@ use postgres::{Client, Row, Transaction};
 
 use super::pg_connect::{self, ConnInfo};
 use super::{
-    Access, Backend, BenchMode, BenchRequest, ClaimRequest, ConnectOptions, ExplainRequest,
-    ExplainTarget, Finish, FinishRequest, ListRequest, ListStatus, PurgeRequest, ReapRequest,
-    RetrySelection, SqlLog, StaleRule, StatsRequest, attempts_exhausted, reap_action, reap_note,
+    Access, Backend, BenchMode, BenchRequest, Blocked, ClaimRequest, ConnectOptions,
+    ExplainRequest, ExplainTarget, Finish, FinishRequest, ListRequest, ListStatus, LockKey,
+    PurgeRequest, ReapRequest, RetrySelection, SqlLog, StaleRule, StatsRequest, attempts_exhausted,
+    reap_action, reap_note,
 };
 use crate::error::QctlError;
 use crate::explain::{ExplainReport, PlanFinding, PlanLine, QueryCheck, Severity};
 use crate::layout::{AttemptCounting, Concept, Ident, Layout, Status};
 use crate::model::{
-    BenchReport, BenchRun, Counts, EnqueueOutcome, FinishOutcome, Job, JobId, NewJob, PurgeOutcome,
-    QueueCounts, ReapAction, ReapOutcome, ReapedJob, RetryOutcome, Stats,
+    AdvisoryLock, BenchReport, BenchRun, BlockedReport, BlockingSession, Counts, EnqueueOutcome,
+    FinishOutcome, Job, JobId, LocksReport, NewJob, PurgeOutcome, QueueCounts, ReapAction,
+    ReapOutcome, ReapedJob, RetryOutcome, Stats, WaitingSession,
 };
 use crate::target::PostgresTarget;
 
@@ -180,7 +182,10 @@ impl PostgresBackend {
                 table_exists: false,
             },
         };
-        let read_only = matches!(options.access, Access::Read | Access::Print);
+        let read_only = matches!(
+            options.access,
+            Access::Read | Access::Print | Access::Inspect
+        );
         let setup = format!(
             "SET TimeZone = 'UTC'; SET statement_timeout = {}; SET lock_timeout = {}; \
              SET default_transaction_isolation = 'read committed'; \
@@ -198,7 +203,7 @@ impl PostgresBackend {
             }
             .into());
         }
-        if backend.s.table_exists {
+        if backend.s.table_exists && options.access != Access::Inspect {
             backend.s.check_columns()?;
         }
         Ok(backend)
@@ -1701,6 +1706,213 @@ impl Backend for PostgresBackend {
         })
     }
 
+    fn blocked(&mut self) -> Result<Blocked> {
+        let table = self.s.table();
+        let table_exists = self.s.table_exists;
+        let version = self.server_version()?;
+        // pg_locks.waitstart exists from PostgreSQL 14 on.
+        let wait_started = if version >= 140_000 {
+            "coalesce((SELECT min(l.waitstart) FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted), a.query_start)"
+        } else {
+            "a.query_start"
+        };
+        let waiting_sql = format!(
+            "SELECT a.pid, pg_blocking_pids(a.pid), extract(epoch FROM now() - {wait_started})::float8, \
+               a.state, a.application_name, a.usename::text, a.client_addr::text, \
+               CASE WHEN a.wait_event IS NULL THEN NULL ELSE a.wait_event_type || ':' || a.wait_event END, a.query, \
+               EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.relation = to_regclass($1)), \
+               ARRAY(SELECT '(' || l.page || ',' || l.tuple || ')' FROM pg_locks l WHERE l.pid = a.pid \
+                     AND l.locktype = 'tuple' AND l.relation = to_regclass($1)) \
+             FROM pg_stat_activity a \
+             WHERE a.pid <> pg_backend_pid() AND a.datname = current_database() \
+               AND cardinality(pg_blocking_pids(a.pid)) > 0 \
+             ORDER BY a.pid"
+        );
+        let log = self.s.log.clone();
+        let mut tx = read_tx(&mut self.client)?;
+        let short = self
+            .s
+            .options
+            .statement_timeout
+            .min(Duration::from_secs(5))
+            .as_millis();
+        tx.batch_execute(&format!("SET LOCAL statement_timeout = {short}"))
+            .context("cannot set the statement timeout")?;
+        let err = |e: postgres::Error| {
+            anyhow::anyhow!("blocked failed on PostgreSQL: {}", db_message(&e))
+        };
+        let mut binds = Binds::default();
+        binds.push(table.clone());
+        let rows = tx_query(&mut tx, &log, &waiting_sql, &binds).map_err(err)?;
+        let mut sessions = Vec::new();
+        let mut tuples: Vec<(i32, Vec<String>)> = Vec::new();
+        for row in &rows {
+            let pid: i32 = row.get(0);
+            tuples.push((pid, row.get(10)));
+            sessions.push(WaitingSession {
+                pid,
+                blocked_by: row.get(1),
+                wait_seconds: row.get(2),
+                state: row.get(3),
+                application_name: row.get(4),
+                user: row.get(5),
+                client_addr: row.get(6),
+                wait_event: row.get(7),
+                query: row.get(8),
+                on_queue_table: row.get(9),
+                waiting_for_jobs: Vec::new(),
+            });
+        }
+        // The job each waiter wants: its tuple lock names the row (ctid).
+        if table_exists {
+            let id = self.s.must(Concept::Id);
+            let lookup = format!("SELECT {id}::text FROM {table} WHERE ctid = $1::text::tid");
+            for (session, (_, ctids)) in sessions.iter_mut().zip(&tuples) {
+                for ctid in ctids {
+                    let mut b = Binds::default();
+                    b.push(ctid.clone());
+                    for row in tx_query(&mut tx, &log, &lookup, &b).map_err(err)? {
+                        let text: String = row.get(0);
+                        session.waiting_for_jobs.push(if self.s.id_is_integer() {
+                            JobId::parse(&text)
+                        } else {
+                            JobId::Text(text)
+                        });
+                    }
+                }
+            }
+        }
+        let waiting: std::collections::BTreeSet<i32> = sessions.iter().map(|s| s.pid).collect();
+        let mut blocker_pids: Vec<i32> = sessions
+            .iter()
+            .flat_map(|s| s.blocked_by.iter().copied())
+            .collect();
+        blocker_pids.sort();
+        blocker_pids.dedup();
+        let blockers_sql = "SELECT a.pid, a.state, a.application_name, a.usename::text, a.client_addr::text, \
+                            extract(epoch FROM now() - a.xact_start)::float8, a.query \
+                            FROM pg_stat_activity a WHERE a.pid = ANY($1) ORDER BY a.pid";
+        let mut b = Binds::default();
+        b.push(blocker_pids.clone());
+        let mut blockers: Vec<BlockingSession> = tx_query(&mut tx, &log, blockers_sql, &b)
+            .map_err(err)?
+            .iter()
+            .map(|row| {
+                let pid: i32 = row.get(0);
+                BlockingSession {
+                    pid,
+                    state: row.get(1),
+                    application_name: row.get(2),
+                    user: row.get(3),
+                    client_addr: row.get(4),
+                    xact_age_seconds: row.get(5),
+                    query: row.get(6),
+                    root: !waiting.contains(&pid),
+                    holds_jobs: Vec::new(),
+                }
+            })
+            .collect();
+        // A job row a waiter wants is held at the root of its chain.
+        for session in &sessions {
+            for job in &session.waiting_for_jobs {
+                for root in roots_of(session.pid, &sessions) {
+                    if let Some(blocker) = blockers.iter_mut().find(|b| b.pid == root)
+                        && !blocker.holds_jobs.contains(job)
+                    {
+                        blocker.holds_jobs.push(job.clone());
+                    }
+                }
+            }
+        }
+        let mut notes = Vec::new();
+        let privileged: bool = tx
+            .query_one(
+                "SELECT pg_has_role(current_user, 'pg_read_all_stats', 'member') \
+                 OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)",
+                &[],
+            )
+            .map_err(err)?
+            .get(0);
+        if !privileged {
+            notes.push(
+                "this role lacks pg_read_all_stats: other users' queries and states are hidden \
+                 (<insufficient privilege>); grant it for the full picture"
+                    .to_string(),
+            );
+        }
+        tx.rollback().ok();
+        Ok(Blocked::Postgres(BlockedReport {
+            backend: "postgres",
+            sessions,
+            blockers,
+            notes,
+        }))
+    }
+
+    fn locks(&mut self, key: Option<LockKey>) -> Result<LocksReport> {
+        let sql = "SELECT l.pid, l.classid::int8, l.objid::int8, l.objsubid::int4, l.mode, l.granted, \
+                     CASE WHEN l.granted THEN '{}'::int4[] ELSE pg_blocking_pids(l.pid) END, \
+                     a.application_name, a.state, extract(epoch FROM now() - a.state_change)::float8, a.query \
+                   FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid \
+                   WHERE l.locktype = 'advisory' \
+                     AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+                     AND l.pid <> pg_backend_pid() \
+                   ORDER BY l.granted DESC, l.classid, l.objid, l.objsubid, l.pid";
+        let log = self.s.log.clone();
+        let mut tx = read_tx(&mut self.client)?;
+        let short = self
+            .s
+            .options
+            .statement_timeout
+            .min(Duration::from_secs(5))
+            .as_millis();
+        tx.batch_execute(&format!("SET LOCAL statement_timeout = {short}"))
+            .context("cannot set the statement timeout")?;
+        let rows = tx_query(&mut tx, &log, sql, &Binds::default())
+            .map_err(|e| anyhow::anyhow!("locks failed on PostgreSQL: {}", db_message(&e)))?;
+        tx.rollback().ok();
+        let mut locks = Vec::new();
+        for row in &rows {
+            let (classid, objid, objsubid): (i64, i64, i32) = (row.get(1), row.get(2), row.get(3));
+            let (decoded, key_kind) = crate::model::advisory_key(classid, objid, objsubid);
+            if key.is_some_and(|k| !k.matches(&decoded)) {
+                continue;
+            }
+            let state: Option<String> = row.get(8);
+            let granted: bool = row.get(5);
+            locks.push(AdvisoryLock {
+                pid: row.get(0),
+                key: decoded,
+                key_kind,
+                classid,
+                objid,
+                objsubid,
+                mode: row.get(4),
+                granted,
+                blocked_by: row.get(6),
+                application_name: row.get(7),
+                session_level: granted && state.as_deref() == Some("idle"),
+                state,
+                state_seconds: row.get(9),
+                query: row.get(10),
+            });
+        }
+        let mut notes = Vec::new();
+        if locks.iter().any(|l| l.session_level) {
+            notes.push(
+                "a lock held by a session sitting idle outside any transaction is session-level: \
+                 it stays until pg_advisory_unlock or the session ends (a leaked lock blocks its job \
+                 forever; pg_terminate_backend(pid) ends it)"
+                    .to_string(),
+            );
+        }
+        Ok(LocksReport {
+            backend: "postgres",
+            locks,
+            notes,
+        })
+    }
+
     fn apply_indexes(&mut self, statements: &[String]) -> Result<()> {
         for statement in statements {
             // CONCURRENTLY: a production table keeps taking writes.
@@ -1712,7 +1924,33 @@ impl Backend for PostgresBackend {
     }
 }
 
+/// The root blockers a waiting session's chain leads to.
+fn roots_of(pid: i32, sessions: &[WaitingSession]) -> Vec<i32> {
+    let mut roots = Vec::new();
+    let mut stack = vec![pid];
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some(current) = stack.pop() {
+        if !seen.insert(current) {
+            continue;
+        }
+        match sessions.iter().find(|s| s.pid == current) {
+            Some(waiting) => stack.extend(waiting.blocked_by.iter().copied()),
+            None if current != pid => roots.push(current),
+            None => {}
+        }
+    }
+    roots
+}
+
 impl PostgresBackend {
+    fn server_version(&mut self) -> Result<i32> {
+        let row = self
+            .client
+            .query_one("SELECT current_setting('server_version_num')::int4", &[])
+            .map_err(|e| self.s.err(e, "reading the server version"))?;
+        Ok(row.get(0))
+    }
+
     /// `EXPLAIN (FORMAT JSON)` of a statement: in a READ ONLY transaction,
     /// or with `analyze` run for real in one that always rolls back;
     /// `forced` turns sequential scans and sorts off for this plan only.

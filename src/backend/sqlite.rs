@@ -16,17 +16,19 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, Row, params_from_iter};
 
 use super::sqlite_plan::{self, PlanRow};
 use super::{
-    Access, Backend, BenchMode, BenchRequest, ClaimRequest, ConnectOptions, ExplainRequest,
-    ExplainTarget, Finish, FinishRequest, ListRequest, ListStatus, PurgeRequest, ReapRequest,
-    RetrySelection, SqlLog, StaleRule, StatsRequest, attempts_exhausted, reap_action, reap_note,
+    Access, Backend, BenchMode, BenchRequest, Blocked, ClaimRequest, ConnectOptions,
+    ExplainRequest, ExplainTarget, Finish, FinishRequest, ListRequest, ListStatus, LockKey,
+    PurgeRequest, ReapRequest, RetrySelection, SqlLog, StaleRule, StatsRequest, attempts_exhausted,
+    reap_action, reap_note,
 };
 use crate::duration::{format_duration, parse_timestamp};
 use crate::error::QctlError;
 use crate::explain::{ExplainReport, PlanFinding, PlanLine, QueryCheck, Severity};
 use crate::layout::{AttemptCounting, Concept, Ident, Layout, Status, TimeEncoding};
 use crate::model::{
-    BenchReport, Counts, EnqueueOutcome, FinishOutcome, Job, JobId, NewJob, PurgeOutcome,
-    QueueCounts, ReapAction, ReapOutcome, ReapedJob, RetryOutcome, Stats,
+    BenchReport, Counts, EnqueueOutcome, FileLockHolder, FinishOutcome, Job, JobId, NewJob,
+    PurgeOutcome, QueueCounts, ReapAction, ReapOutcome, ReapedJob, RetryOutcome, SqliteLockReport,
+    Stats,
 };
 use crate::target::SqliteTarget;
 
@@ -297,7 +299,9 @@ impl SqliteBackend {
             refuse_read_only(target, exists)?;
         }
         let flags = match options.access {
-            Access::Read | Access::Print | Access::Scratch => OpenFlags::SQLITE_OPEN_READ_ONLY,
+            Access::Read | Access::Print | Access::Scratch | Access::Inspect => {
+                OpenFlags::SQLITE_OPEN_READ_ONLY
+            }
             Access::Write => OpenFlags::SQLITE_OPEN_READ_WRITE,
             Access::Create => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
         } | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -346,7 +350,7 @@ impl SqliteBackend {
                 }
                 .into());
             }
-        } else {
+        } else if options.access != Access::Inspect {
             backend.check_columns(&table_info)?;
             backend.id_is_rowid = id_is_rowid(&backend.layout, &table_info);
             backend.detect_time_encoding(&table_info)?;
@@ -993,6 +997,119 @@ type QueueRow = (Option<String>, i64, Vec<Option<ValueRefOwned>>);
 type Estimated = bool;
 /// One queue's count.
 type QueueCount = (Option<String>, i64);
+
+/// Takes SQLite's write lock and releases it at once, without waiting:
+/// busy means another connection is writing right now.
+fn probe_write_lock(path: &Path, notes: &mut Vec<String>) -> bool {
+    if std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) {
+        notes.push("the file is read-only, so the write lock was not probed".into());
+        return false;
+    }
+    let conn = match Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE) {
+        Ok(conn) => conn,
+        Err(err) => {
+            notes.push(format!(
+                "cannot open the file to probe the write lock: {err}"
+            ));
+            return false;
+        }
+    };
+    let _ = conn.busy_timeout(Duration::ZERO);
+    match conn.execute_batch("BEGIN IMMEDIATE") {
+        Ok(()) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            false
+        }
+        Err(rusqlite::Error::SqliteFailure(failure, _))
+            if matches!(
+                failure.code,
+                ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked
+            ) =>
+        {
+            true
+        }
+        Err(err) => {
+            notes.push(format!("cannot probe the write lock: {err}"));
+            false
+        }
+    }
+}
+
+/// The processes holding POSIX or OFD locks on the database, its WAL and
+/// its shared-memory file, from Linux's /proc/locks. The writer is the one
+/// holding the RESERVED byte of the database file (rollback journal) or
+/// the WAL write lock (byte 120 of the -shm file).
+fn file_lock_holders(path: &Path) -> std::io::Result<Vec<FileLockHolder>> {
+    use std::os::unix::fs::MetadataExt;
+    const RESERVED_BYTE: u64 = 0x4000_0001;
+    const WAL_WRITE_LOCK: u64 = 120;
+    let files: Vec<(String, u64)> = ["", "-wal", "-shm"]
+        .iter()
+        .filter_map(|suffix| {
+            let file = format!("{}{suffix}", path.display());
+            std::fs::metadata(&file).ok().map(|m| (file, m.ino()))
+        })
+        .collect();
+    let own = std::process::id() as i32;
+    let mut holders: Vec<FileLockHolder> = Vec::new();
+    for line in std::fs::read_to_string("/proc/locks")?.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        // "1: POSIX ADVISORY WRITE 1234 fd:01:5678 0 EOF"; waiters have "->".
+        if fields.len() < 8 || fields[1] == "->" {
+            continue;
+        }
+        let (mode, pid) = (fields[3], fields[4].parse::<i32>().unwrap_or(-1));
+        let Some(inode) = fields[5]
+            .rsplit(':')
+            .next()
+            .and_then(|i| i.parse::<u64>().ok())
+        else {
+            continue;
+        };
+        let Some((file, _)) = files.iter().find(|(_, ino)| *ino == inode) else {
+            continue;
+        };
+        if pid == own || pid <= 0 {
+            continue;
+        }
+        let start: u64 = fields[6].parse().unwrap_or(0);
+        let end: u64 = if fields[7] == "EOF" {
+            u64::MAX
+        } else {
+            fields[7].parse().unwrap_or(start)
+        };
+        let writer = mode == "WRITE"
+            && ((file.ends_with("-shm") && (start..=end).contains(&WAL_WRITE_LOCK))
+                || (!file.ends_with("-shm")
+                    && !file.ends_with("-wal")
+                    && (start..=end).contains(&RESERVED_BYTE)));
+        let command = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .ok()
+            .map(|raw| {
+                String::from_utf8_lossy(&raw)
+                    .replace('\0', " ")
+                    .trim()
+                    .to_string()
+            });
+        match holders.iter_mut().find(|h| h.pid == pid && h.file == *file) {
+            Some(existing) => existing.writer |= writer,
+            None => holders.push(FileLockHolder {
+                pid,
+                command,
+                file: file.clone(),
+                kind: if mode == "WRITE" { "write" } else { "read" },
+                writer,
+            }),
+        }
+    }
+    for holder in &mut holders {
+        if holder.writer {
+            holder.kind = "writer";
+        }
+    }
+    holders.sort_by_key(|h| (!h.writer, h.pid));
+    Ok(holders)
+}
 
 /// Removes a scratch database (and its WAL files) when dropped.
 struct ScratchFile(std::path::PathBuf);
@@ -1976,6 +2093,67 @@ impl Backend for SqliteBackend {
             runs: vec![run],
             ratio: None,
         })
+    }
+
+    fn blocked(&mut self) -> Result<Blocked> {
+        let path = std::path::PathBuf::from(&self.env.path);
+        let mut notes = Vec::new();
+        // Read /proc/locks before this process opens anything more.
+        let holders = match file_lock_holders(&path) {
+            Ok(holders) => holders,
+            Err(err) => {
+                notes.push(format!(
+                    "cannot read /proc/locks ({err}): lock holders unknown"
+                ));
+                Vec::new()
+            }
+        };
+        let journal_mode = self
+            .env
+            .query(&self.conn, "PRAGMA journal_mode", &[], |r| {
+                r.get::<_, String>(0)
+            })?
+            .pop()
+            .unwrap_or_default();
+        let write_locked = probe_write_lock(&path, &mut notes);
+        let (wal_bytes, threshold) = if journal_mode.eq_ignore_ascii_case("wal") {
+            let wal = std::fs::metadata(format!("{}-wal", path.display())).map_or(0, |m| m.len());
+            let pages = self
+                .env
+                .scalar(&self.conn, "PRAGMA wal_autocheckpoint", &[])?;
+            let page_size = self.env.scalar(&self.conn, "PRAGMA page_size", &[])?;
+            if pages > 0 && wal > (pages * page_size) as u64 * 4 {
+                notes.push(
+                    "the WAL is over 4 times its checkpoint threshold: a long reader may be \
+                     holding back checkpoints"
+                        .into(),
+                );
+            }
+            (Some(wal), Some((pages.max(0) * page_size) as u64))
+        } else {
+            (None, None)
+        };
+        if write_locked && !holders.iter().any(|h| h.writer) {
+            notes.push(
+                "a writer holds the lock, but /proc/locks does not show which process".into(),
+            );
+        }
+        Ok(Blocked::Sqlite(SqliteLockReport {
+            backend: "sqlite",
+            journal_mode,
+            write_locked,
+            wal_bytes,
+            wal_checkpoint_threshold_bytes: threshold,
+            holders,
+            notes,
+        }))
+    }
+
+    fn locks(&mut self, _key: Option<LockKey>) -> Result<crate::model::LocksReport> {
+        Err(QctlError::usage(
+            "advisory locks are a PostgreSQL feature; SQLite has none (`qctl blocked` shows who \
+             holds the database file's locks)",
+        ))
     }
 
     fn apply_indexes(&mut self, statements: &[String]) -> Result<()> {

@@ -2,6 +2,7 @@
 //! the output; none builds SQL or formats tables itself.
 
 pub mod bench;
+pub mod blocked;
 pub mod claim;
 pub mod completions;
 pub mod demo;
@@ -10,6 +11,7 @@ pub mod explain;
 pub mod finish;
 pub mod init;
 pub mod list;
+pub mod locks;
 pub mod purge;
 pub mod reap;
 pub mod retry;
