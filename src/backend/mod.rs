@@ -59,6 +59,20 @@ pub struct ConnectOptions {
     pub sql_log: SqlLog,
 }
 
+impl ConnectOptions {
+    /// qctl's defaults (the CLI's): 5s lock wait, 30s statements, 10s to
+    /// connect, no SQL log.
+    pub fn new(access: Access) -> ConnectOptions {
+        ConnectOptions {
+            access,
+            busy_timeout: Duration::from_secs(5),
+            statement_timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            sql_log: SqlLog::default(),
+        }
+    }
+}
+
 /// Which running jobs count as stale.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum StaleRule {

@@ -835,7 +835,12 @@ impl SqliteBackend {
         let span = if exact {
             None
         } else {
-            let sql = format!("SELECT min(rowid), max(rowid) FROM {}", self.table());
+            // Two subqueries: SQLite's min/max shortcut (one seek to either
+            // end of the table) works only for a lone min() or max().
+            let sql = format!(
+                "SELECT (SELECT min(rowid) FROM {t}), (SELECT max(rowid) FROM {t})",
+                t = self.table()
+            );
             // WITHOUT ROWID tables have no rowid to probe: count exactly.
             self.env
                 .query(tx, &sql, &[], |row| {
@@ -899,7 +904,10 @@ impl SqliteBackend {
     }
 
     fn rows_estimate(&self, conn: &Connection) -> Result<i64> {
-        let sql = format!("SELECT max(rowid) - min(rowid) + 1 FROM {}", self.table());
+        let sql = format!(
+            "SELECT (SELECT max(rowid) FROM {t}) - (SELECT min(rowid) FROM {t}) + 1",
+            t = self.table()
+        );
         match self.env.scalar(conn, &sql, &[]) {
             Ok(n) => Ok(n),
             Err(_) => self
