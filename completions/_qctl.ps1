@@ -54,6 +54,7 @@ Register-ArgumentCompleter -Native -CommandName 'qctl' -ScriptBlock {
             [CompletionResult]::new('explain-claim', 'explain-claim', [CompletionResultType]::ParameterValue, 'Check that the claim (and reap and purge) queries use an index, and fix them')
             [CompletionResult]::new('blocked', 'blocked', [CompletionResultType]::ParameterValue, 'Sessions waiting on a lock and the sessions blocking them (SQLite: who holds the file)')
             [CompletionResult]::new('locks', 'locks', [CompletionResultType]::ParameterValue, 'Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL)')
+            [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking')
             [CompletionResult]::new('bench', 'bench', [CompletionResultType]::ParameterValue, 'Claim throughput and latency with concurrent workers, on a scratch table')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -428,6 +429,33 @@ Register-ArgumentCompleter -Native -CommandName 'qctl' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'qctl;doctor' {
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Judge running jobs stale by lock age instead of by lease deadline')
+            [CompletionResult]::new('--max-stale', '--max-stale', [CompletionResultType]::ParameterName, 'Fail when more than N running jobs are stale')
+            [CompletionResult]::new('--max-ready-age', '--max-ready-age', [CompletionResultType]::ParameterName, 'Fail when the oldest ready job has waited longer than this')
+            [CompletionResult]::new('--max-wait', '--max-wait', [CompletionResultType]::ParameterName, 'PostgreSQL: fail when a session has waited on a lock longer than this')
+            [CompletionResult]::new('--sort-threshold', '--sort-threshold', [CompletionResultType]::ParameterName, 'A temporary sort of more rows than this is an error (as explain-claim)')
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--database', '--database', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Config file [default: qctl.toml in the current directory, if present]')
+            [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]')
+            [CompletionResult]::new('--table', '--table', [CompletionResultType]::ParameterName, 'Queue table name, overriding the layout''s (schema.table allowed)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)')
+            [CompletionResult]::new('--busy-timeout', '--busy-timeout', [CompletionResultType]::ParameterName, 'How long to wait for a lock before giving up (SQLite''s write lock; PostgreSQL''s lock_timeout)')
+            [CompletionResult]::new('--statement-timeout', '--statement-timeout', [CompletionResultType]::ParameterName, 'PostgreSQL: cancel any statement that runs longer than this')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)')
+            [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'Fail on warnings too')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'qctl;bench' {
             [CompletionResult]::new('--workers', '--workers', [CompletionResultType]::ParameterName, 'Concurrent claimers, each with its own connection')
             [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Jobs in the scratch queue')
@@ -490,6 +518,7 @@ Register-ArgumentCompleter -Native -CommandName 'qctl' -ScriptBlock {
             [CompletionResult]::new('explain-claim', 'explain-claim', [CompletionResultType]::ParameterValue, 'Check that the claim (and reap and purge) queries use an index, and fix them')
             [CompletionResult]::new('blocked', 'blocked', [CompletionResultType]::ParameterValue, 'Sessions waiting on a lock and the sessions blocking them (SQLite: who holds the file)')
             [CompletionResult]::new('locks', 'locks', [CompletionResultType]::ParameterValue, 'Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL)')
+            [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking')
             [CompletionResult]::new('bench', 'bench', [CompletionResultType]::ParameterValue, 'Claim throughput and latency with concurrent workers, on a scratch table')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -538,6 +567,9 @@ Register-ArgumentCompleter -Native -CommandName 'qctl' -ScriptBlock {
             break
         }
         'qctl;help;locks' {
+            break
+        }
+        'qctl;help;doctor' {
             break
         }
         'qctl;help;bench' {

@@ -34,6 +34,9 @@ _qctl() {
             qctl,demo)
                 cmd="qctl__subcmd__demo"
                 ;;
+            qctl,doctor)
+                cmd="qctl__subcmd__doctor"
+                ;;
             qctl,enqueue)
                 cmd="qctl__subcmd__enqueue"
                 ;;
@@ -88,6 +91,9 @@ _qctl() {
             qctl__subcmd__help,demo)
                 cmd="qctl__subcmd__help__subcmd__demo"
                 ;;
+            qctl__subcmd__help,doctor)
+                cmd="qctl__subcmd__help__subcmd__doctor"
+                ;;
             qctl__subcmd__help,enqueue)
                 cmd="qctl__subcmd__help__subcmd__enqueue"
                 ;;
@@ -131,7 +137,7 @@ _qctl() {
 
     case "${cmd}" in
         qctl)
-            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help"
+            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -560,6 +566,80 @@ _qctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        qctl__subcmd__doctor)
+            opts="-d -q -v -h -V --timeout --max-stale --max-ready-age --max-wait --sort-threshold --strict --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-stale)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-ready-age)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sort-threshold)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --database)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --table)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --busy-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --statement-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         qctl__subcmd__enqueue)
             opts="-d -q -v -h -V --payload --from-file --queue --run-at --delay --max-attempts --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -779,7 +859,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__help)
-            opts="demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks bench completions help"
+            opts="demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -863,6 +943,20 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__help__subcmd__demo)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        qctl__subcmd__help__subcmd__doctor)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

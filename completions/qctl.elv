@@ -51,6 +51,7 @@ set edit:completion:arg-completer[qctl] = {|@words|
             cand explain-claim 'Check that the claim (and reap and purge) queries use an index, and fix them'
             cand blocked 'Sessions waiting on a lock and the sessions blocking them (SQLite: who holds the file)'
             cand locks 'Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL)'
+            cand doctor 'Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking'
             cand bench 'Claim throughput and latency with concurrent workers, on a scratch table'
             cand completions 'Print a shell completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -409,6 +410,32 @@ set edit:completion:arg-completer[qctl] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'qctl;doctor'= {
+            cand --timeout 'Judge running jobs stale by lock age instead of by lease deadline'
+            cand --max-stale 'Fail when more than N running jobs are stale'
+            cand --max-ready-age 'Fail when the oldest ready job has waited longer than this'
+            cand --max-wait 'PostgreSQL: fail when a session has waited on a lock longer than this'
+            cand --sort-threshold 'A temporary sort of more rows than this is an error (as explain-claim)'
+            cand -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
+            cand --database 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
+            cand --config 'Config file [default: qctl.toml in the current directory, if present]'
+            cand --layout 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]'
+            cand --table 'Queue table name, overriding the layout''s (schema.table allowed)'
+            cand --format 'Output format'
+            cand --color 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)'
+            cand --busy-timeout 'How long to wait for a lock before giving up (SQLite''s write lock; PostgreSQL''s lock_timeout)'
+            cand --statement-timeout 'PostgreSQL: cancel any statement that runs longer than this'
+            cand --connect-timeout 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)'
+            cand --strict 'Fail on warnings too'
+            cand -q 'Print only data and errors: no progress bars, notes or hints'
+            cand --quiet 'Print only data and errors: no progress bars, notes or hints'
+            cand -v 'Print each SQL statement and its time to stderr'
+            cand --verbose 'Print each SQL statement and its time to stderr'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'qctl;bench'= {
             cand --workers 'Concurrent claimers, each with its own connection'
             cand --jobs 'Jobs in the scratch queue'
@@ -469,6 +496,7 @@ set edit:completion:arg-completer[qctl] = {|@words|
             cand explain-claim 'Check that the claim (and reap and purge) queries use an index, and fix them'
             cand blocked 'Sessions waiting on a lock and the sessions blocking them (SQLite: who holds the file)'
             cand locks 'Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL)'
+            cand doctor 'Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking'
             cand bench 'Claim throughput and latency with concurrent workers, on a scratch table'
             cand completions 'Print a shell completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -502,6 +530,8 @@ set edit:completion:arg-completer[qctl] = {|@words|
         &'qctl;help;blocked'= {
         }
         &'qctl;help;locks'= {
+        }
+        &'qctl;help;doctor'= {
         }
         &'qctl;help;bench'= {
         }

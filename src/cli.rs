@@ -127,10 +127,39 @@ pub enum Command {
     Blocked(BlockedArgs),
     /// Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL)
     Locks(LocksArgs),
+    /// Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking
+    Doctor(DoctorArgs),
     /// Claim throughput and latency with concurrent workers, on a scratch table
     Bench(BenchArgs),
     /// Print a shell completion script
     Completions(CompletionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Judge running jobs stale by lock age instead of by lease deadline
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub timeout: Option<Duration>,
+
+    /// Fail when more than N running jobs are stale
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub max_stale: i64,
+
+    /// Fail when the oldest ready job has waited longer than this
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub max_ready_age: Option<Duration>,
+
+    /// PostgreSQL: fail when a session has waited on a lock longer than this
+    #[arg(long, value_parser = parse_duration, default_value = "30s", value_name = "DURATION")]
+    pub max_wait: Duration,
+
+    /// A temporary sort of more rows than this is an error (as explain-claim)
+    #[arg(long, default_value_t = 10_000, value_name = "ROWS")]
+    pub sort_threshold: u64,
+
+    /// Fail on warnings too
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(Debug, Args)]

@@ -170,6 +170,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Purge(args) => commands::purge::run(&ctx, &args),
         Command::ExplainClaim(args) => commands::explain::run(&ctx, &args),
         Command::Bench(args) => commands::bench::run(&ctx, &args),
+        Command::Doctor(args) => commands::doctor::run(&ctx, &args),
         Command::Blocked(args) => commands::blocked::run(&ctx, &args),
         Command::Locks(args) => commands::locks::run(&ctx, &args),
         Command::Completions(_) => unreachable!("handled before connecting"),

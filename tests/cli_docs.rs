@@ -9,7 +9,7 @@ use std::path::Path;
 
 use common::Sandbox;
 
-const COMMANDS: [&str; 17] = [
+const COMMANDS: [&str; 18] = [
     "demo",
     "init",
     "enqueue",
@@ -26,6 +26,7 @@ const COMMANDS: [&str; 17] = [
     "bench",
     "blocked",
     "locks",
+    "doctor",
     "completions",
 ];
 

@@ -723,3 +723,57 @@ fn bench_on_sqlite_uses_a_scratch_file() {
     );
     assert!(!s.db().exists(), "the user's database is not created");
 }
+
+#[test]
+fn doctor_gates_on_every_check() {
+    let s = Sandbox::new();
+    s.init();
+    s.enqueue(3, "default");
+    let healthy = s.run(&["--format", "json", "doctor"]);
+    healthy.assert_ok();
+    let report = healthy.json();
+    assert_eq!(report["ok"], true);
+    let names: Vec<&str> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "schema",
+            "claim plan",
+            "reap plan",
+            "purge plan",
+            "stale jobs",
+            "backlog age",
+            "dead letters",
+            "write lock"
+        ]
+    );
+    // A tiny table's plans warn: --strict fails on that.
+    assert_eq!(s.run(&["doctor", "--strict"]).code, 1);
+    s.run(&["claim", "--worker", "w"]).assert_ok();
+    s.exec("UPDATE jobs SET locked_until = unixepoch() - 5 WHERE status = 'running'");
+    let stale = s.run(&["doctor"]);
+    assert_eq!(stale.code, 1, "{}", stale.stdout);
+    assert!(
+        stale.stdout.contains("FAIL stale jobs") && stale.stdout.contains("qctl reap"),
+        "{}",
+        stale.stdout
+    );
+    s.run(&["doctor", "--max-stale", "1"]).assert_ok();
+    s.exec("UPDATE jobs SET run_at = unixepoch() - 7200 WHERE status = 'pending'");
+    assert_eq!(
+        s.run(&["doctor", "--max-stale", "1", "--max-ready-age", "1h"])
+            .code,
+        1
+    );
+    s.exec("DROP INDEX jobs_claim_idx; DROP INDEX jobs_status_idx;");
+    let weak = s.run(&["--format", "json", "doctor", "--max-stale", "1"]);
+    assert_eq!(weak.code, 1);
+    assert_eq!(weak.json()["checks"][1]["status"], "failed");
+    s.run_raw(&["-d", "sqlite:nope.db", "doctor"])
+        .assert_error("qctl init");
+}

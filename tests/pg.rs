@@ -741,3 +741,49 @@ fn bench_compares_skip_locked_with_for_update_on_a_scratch_table() {
         "the user's queue is untouched and the scratch table is gone"
     );
 }
+
+#[test]
+fn doctor_on_postgres_checks_locks_too() {
+    let db = PgDb::new();
+    ready(&db, 3);
+    db.exec("ANALYZE jobs");
+    let run = db.run(&["--format", "json", "doctor"]);
+    let report = run.json();
+    let names: Vec<&str> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "schema",
+            "claim plan",
+            "reap plan",
+            "purge plan",
+            "stale jobs",
+            "backlog age",
+            "dead letters",
+            "lock waits",
+            "advisory locks"
+        ]
+    );
+    assert_eq!(run.code, 0, "{report}");
+    let mut holder = db.client();
+    holder
+        .batch_execute("BEGIN; UPDATE jobs SET locked_by = 'x' WHERE id = 1")
+        .unwrap();
+    let mut waiter = db.client();
+    let t = thread::spawn(move || {
+        waiter
+            .batch_execute("UPDATE jobs SET locked_by = 'y' WHERE id = 1")
+            .unwrap()
+    });
+    thread::sleep(Duration::from_millis(600));
+    let blocked = db.run(&["--format", "json", "doctor", "--max-wait", "200ms"]);
+    assert_eq!(blocked.code, 1, "{}", blocked.stdout);
+    assert_eq!(blocked.json()["checks"][7]["status"], "failed");
+    holder.batch_execute("ROLLBACK").unwrap();
+    t.join().unwrap();
+}

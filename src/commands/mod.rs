@@ -6,6 +6,7 @@ pub mod blocked;
 pub mod claim;
 pub mod completions;
 pub mod demo;
+pub mod doctor;
 pub mod enqueue;
 pub mod explain;
 pub mod finish;
