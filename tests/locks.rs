@@ -273,13 +273,12 @@ fn locks_on_sqlite_is_a_clear_error() {
         .assert_error("advisory locks are a PostgreSQL feature");
 }
 
-/// Run as a child process by the test below: holds SQLite's write lock
-/// until its stdin closes.
+/// Not a test: the child process of the test below, which holds SQLite's
+/// write lock until its stdin closes.
 #[test]
+#[ignore = "a child process of blocked_on_sqlite_names_the_writer_process"]
 fn hold_sqlite_write_lock_helper() {
-    let Ok(path) = std::env::var("QCTL_TEST_HOLD_WRITE_LOCK") else {
-        return;
-    };
+    let path = std::env::var("QCTL_TEST_HOLD_WRITE_LOCK").expect("run by blocked_on_sqlite_names_the_writer_process");
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.execute_batch("BEGIN IMMEDIATE").unwrap();
     println!("locked");
