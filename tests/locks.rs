@@ -278,10 +278,11 @@ fn locks_on_sqlite_is_a_clear_error() {
 #[test]
 #[ignore = "a child process of blocked_on_sqlite_names_the_writer_process"]
 fn hold_sqlite_write_lock_helper() {
-    let path = std::env::var("QCTL_TEST_HOLD_WRITE_LOCK").expect("run by blocked_on_sqlite_names_the_writer_process");
+    let path = std::env::var("QCTL_TEST_HOLD_WRITE_LOCK")
+        .expect("run by blocked_on_sqlite_names_the_writer_process");
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.execute_batch("BEGIN IMMEDIATE").unwrap();
-    println!("locked");
+    println!("QCTL-HOLDS-WRITE-LOCK");
     let mut line = String::new();
     let _ = std::io::stdin().read_line(&mut line);
 }
@@ -303,6 +304,7 @@ fn blocked_on_sqlite_names_the_writer_process() {
         .args([
             "--exact",
             "hold_sqlite_write_lock_helper",
+            "--ignored",
             "--nocapture",
             "--test-threads",
             "1",
@@ -314,7 +316,7 @@ fn blocked_on_sqlite_names_the_writer_process() {
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     assert!(
-        lines.any(|l| l.unwrap().contains("locked")),
+        lines.any(|l| l.unwrap().contains("QCTL-HOLDS-WRITE-LOCK")),
         "the helper took the lock"
     );
     let report = s.run(&["--format", "json", "blocked"]).json();
