@@ -108,48 +108,111 @@ impl Target {
     }
 }
 
+/// A libpq keyword string: some known keyword, then `=` (spaces allowed
+/// around it, as libpq allows).
 fn looks_like_keyword_conninfo(text: &str) -> bool {
-    const KEYS: [&str; 7] = [
-        "host=",
-        "dbname=",
-        "user=",
-        "port=",
-        "hostaddr=",
-        "password=",
-        "sslmode=",
+    const KEYS: [&str; 8] = [
+        "host", "hostaddr", "port", "dbname", "user", "password", "sslmode", "service",
     ];
-    text.split_whitespace()
-        .any(|word| KEYS.iter().any(|key| word.starts_with(key)))
+    let lower = text.to_ascii_lowercase();
+    KEYS.iter().any(|key| keyword_value_at(&lower, key).is_some())
 }
 
-/// Replaces every password in a URL or libpq key=value string with `***`.
-///
-/// Handles `scheme://user:secret@host`, `?password=secret` query parameters
-/// and `password=secret` / `password='se cret'` keywords.
-pub fn redact(url: &str) -> String {
-    let mut out = url.to_string();
-    if let Some(scheme_end) = out.find("://") {
-        let authority_start = scheme_end + 3;
-        let authority_end = out[authority_start..]
-            .find(['/', '?'])
-            .map_or(out.len(), |i| authority_start + i);
-        if let Some(at) = out[authority_start..authority_end].rfind('@') {
-            let userinfo = &out[authority_start..authority_start + at];
-            if let Some(colon) = userinfo.find(':') {
-                let start = authority_start + colon + 1;
-                let end = authority_start + at;
-                out.replace_range(start..end, "***");
+/// Where the value of `key` starts in a keyword string (`key = value`),
+/// with the key at the start of a word.
+fn keyword_value_at(lower: &str, key: &str) -> Option<(usize, usize)> {
+    let bytes = lower.as_bytes();
+    let mut from = 0;
+    while let Some(i) = lower[from..].find(key) {
+        let pos = from + i;
+        from = pos + 1;
+        let boundary = pos == 0 || matches!(bytes[pos - 1], b' ' | b'\t' | b'\n' | b'?' | b'&');
+        if !boundary {
+            continue;
+        }
+        let mut j = pos + key.len();
+        while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if j < bytes.len() && bytes[j] == b'=' {
+            j += 1;
+            while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+                j += 1;
             }
+            return Some((pos, j));
         }
     }
-    redact_keyword(&out)
+    None
 }
 
-fn redact_keyword(text: &str) -> String {
+/// Replaces every password in a URL or libpq keyword string with `***`.
+///
+/// It errs on the side of hiding: in a URL everything between the scheme
+/// and the last `@` after the first `:` is the password, and query
+/// parameters are matched after percent-decoding their names; in keyword
+/// strings `password = value` may have spaces and quotes.
+pub fn redact(text: &str) -> String {
+    match text.find("://") {
+        Some(scheme_end) => redact_url(text, scheme_end),
+        None => redact_keywords(text),
+    }
+}
+
+fn redact_url(text: &str, scheme_end: usize) -> String {
+    let (scheme, rest) = text.split_at(scheme_end + 3);
+    let (userinfo, after) = match rest.rfind('@') {
+        Some(at) => {
+            let userinfo = &rest[..at];
+            let shown = match userinfo.find(':') {
+                Some(colon) => format!("{}:***@", &userinfo[..colon]),
+                None => format!("{userinfo}@"),
+            };
+            (shown, &rest[at + 1..])
+        }
+        None => (String::new(), rest),
+    };
+    let after = match after.split_once('?') {
+        Some((path, query)) => {
+            let pairs: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((key, _)) if percent_decoded(key).eq_ignore_ascii_case("password") => {
+                        format!("{key}=***")
+                    }
+                    _ => pair.to_string(),
+                })
+                .collect();
+            format!("{path}?{}", pairs.join("&"))
+        }
+        None => after.to_string(),
+    };
+    format!("{scheme}{userinfo}{after}")
+}
+
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(byte) = text
+                .get(i + 1..i + 3)
+                .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+        {
+            out.push(byte);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn redact_keywords(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(pos) = find_password_key(rest) {
-        let value_start = pos + "password=".len();
+    while let Some((_, value_start)) = keyword_value_at(&rest.to_ascii_lowercase(), "password") {
         out.push_str(&rest[..value_start]);
         out.push_str("***");
         let value = &rest[value_start..];
@@ -167,26 +230,22 @@ fn redact_keyword(text: &str) -> String {
             }
             end + 1
         } else {
-            value.find([' ', '&', '\t', '\n']).unwrap_or(value.len())
+            let mut end = value.len();
+            let mut chars = value.char_indices();
+            while let Some((i, c)) = chars.next() {
+                if c == '\\' {
+                    chars.next();
+                } else if c.is_whitespace() || c == '&' {
+                    end = i;
+                    break;
+                }
+            }
+            end
         };
         rest = &value[value_len.min(value.len())..];
     }
     out.push_str(rest);
     out
-}
-
-fn find_password_key(text: &str) -> Option<usize> {
-    let lower = text.to_ascii_lowercase();
-    let mut from = 0;
-    while let Some(i) = lower[from..].find("password=") {
-        let pos = from + i;
-        let boundary = pos == 0 || matches!(lower.as_bytes()[pos - 1], b' ' | b'?' | b'&' | b'\t');
-        if boundary {
-            return Some(pos);
-        }
-        from = pos + 1;
-    }
-    None
 }
 
 #[cfg(test)]
