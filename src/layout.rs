@@ -252,6 +252,9 @@ pub enum TimeEncoding {
     UnixMs,
     /// ISO-8601 text in UTC, `YYYY-MM-DD HH:MM:SS` as SQLite's datetime().
     Iso8601,
+    /// REAL Julian day numbers, as SQLite's julianday().
+    #[serde(rename = "julianday")]
+    JulianDay,
 }
 
 impl TimeEncoding {
@@ -260,6 +263,7 @@ impl TimeEncoding {
             TimeEncoding::Unix => "unix",
             TimeEncoding::UnixMs => "unix_ms",
             TimeEncoding::Iso8601 => "iso8601",
+            TimeEncoding::JulianDay => "julianday",
         }
     }
 }

@@ -115,7 +115,8 @@ fn looks_like_keyword_conninfo(text: &str) -> bool {
         "host", "hostaddr", "port", "dbname", "user", "password", "sslmode", "service",
     ];
     let lower = text.to_ascii_lowercase();
-    KEYS.iter().any(|key| keyword_value_at(&lower, key).is_some())
+    KEYS.iter()
+        .any(|key| keyword_value_at(&lower, key).is_some())
 }
 
 /// Where the value of `key` starts in a keyword string (`key = value`),

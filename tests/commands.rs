@@ -777,3 +777,71 @@ fn doctor_gates_on_every_check() {
     s.run_raw(&["-d", "sqlite:nope.db", "doctor"])
         .assert_error("qctl init");
 }
+
+#[test]
+fn time_columns_with_different_encodings_are_each_respected() {
+    let s = Sandbox::new();
+    // The common mix: created_at text from CURRENT_TIMESTAMP, integer due
+    // times and leases.
+    s.exec(
+        "CREATE TABLE jobs (id INTEGER PRIMARY KEY, queue TEXT NOT NULL DEFAULT 'default', status TEXT NOT NULL,
+           payload TEXT NOT NULL, attempts INT NOT NULL DEFAULT 0, max_attempts INT NOT NULL DEFAULT 3,
+           run_at INTEGER NOT NULL, locked_until INTEGER, locked_at INTEGER, locked_by TEXT,
+           created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP, updated_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+           last_error TEXT);
+         INSERT INTO jobs (status, payload, run_at) VALUES ('pending', '1', unixepoch() + 86400 * 365 * 70);
+         INSERT INTO jobs (status, payload, run_at, locked_by, locked_at, locked_until)
+           VALUES ('running', '2', unixepoch() - 60, 'alive', unixepoch() - 60, unixepoch() + 86400 * 365 * 70);",
+    );
+    let stats = s.run(&["--format", "json", "stats"]).json();
+    assert_eq!(
+        (
+            stats["total"]["ready"].as_i64(),
+            stats["total"]["scheduled"].as_i64()
+        ),
+        (Some(0), Some(1)),
+        "{stats}"
+    );
+    assert_eq!(stats["total"]["stale"], 0, "a live lease is not stale");
+    assert_eq!(
+        s.run(&["claim", "--worker", "w"]).code,
+        1,
+        "a job due in 70 years is not claimable"
+    );
+    let reaped = s.run(&["--format", "json", "reap"]).json();
+    assert_eq!(
+        reaped["jobs"],
+        serde_json::json!([]),
+        "a live worker's job is not requeued"
+    );
+    s.run(&["enqueue", "--payload", "3"]).assert_ok();
+    let (created, run_at): (String, i64) = s
+        .conn()
+        .query_row(
+            "SELECT created_at, run_at FROM jobs WHERE id = 3",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert!(
+        created.contains('-') && created.contains(':'),
+        "text stays text: {created}"
+    );
+    assert!(run_at > 1_700_000_000, "integers stay integers: {run_at}");
+    // A configured encoding that contradicts the stored values is refused.
+    std::fs::write(s.path("qctl.toml"), "[layout]\ntime = \"unix_ms\"\n").unwrap();
+    s.run(&["stats"]).assert_error("holds unix values");
+}
+
+#[test]
+fn schema_qualified_sqlite_tables() {
+    let s = Sandbox::new();
+    s.run(&["--table", "main.jobs", "init"]).assert_ok();
+    s.run(&["--table", "main.jobs", "enqueue", "--payload", "1"])
+        .assert_ok();
+    let stats = s
+        .run(&["--table", "main.jobs", "--format", "json", "stats"])
+        .json();
+    assert_eq!(stats["table"], "main.jobs");
+    assert_eq!(stats["total"]["pending"], 1);
+}

@@ -43,7 +43,9 @@ pub struct SqliteBackend {
     conn: Connection,
     layout: Layout,
     env: Env,
-    times: TimeCodec,
+    /// How each time column stores times, by concept: real tables mix
+    /// `created_at TEXT DEFAULT CURRENT_TIMESTAMP` with integer due times.
+    times: [TimeCodec; 13],
     /// Whether the id column is the rowid (`INTEGER PRIMARY KEY`), which
     /// every index carries already.
     id_is_rowid: bool,
@@ -217,8 +219,18 @@ struct TimeCodec {
 }
 
 impl TimeCodec {
+    fn of(encoding: TimeEncoding) -> TimeCodec {
+        TimeCodec {
+            encoding,
+            iso: IsoStyle::SQLITE,
+        }
+    }
+
     fn encode(&self, time: DateTime<Utc>) -> Value {
         match self.encoding {
+            TimeEncoding::JulianDay => {
+                Value::Real(time.timestamp_millis() as f64 / 86_400_000.0 + 2_440_587.5)
+            }
             TimeEncoding::Unix => Value::Integer(time.timestamp()),
             TimeEncoding::UnixMs => Value::Integer(time.timestamp_millis()),
             TimeEncoding::Iso8601 => {
@@ -247,6 +259,9 @@ impl TimeCodec {
                     Utc.timestamp_opt(n, 0).single()
                 }
             }
+            ValueRef::Real(f) if f < 10_000_000.0 => Utc
+                .timestamp_millis_opt(((f - 2_440_587.5) * 86_400_000.0) as i64)
+                .single(),
             ValueRef::Real(f) => Utc.timestamp_millis_opt((f * 1000.0) as i64).single(),
             ValueRef::Text(bytes) => parse_timestamp(std::str::from_utf8(bytes).ok()?),
             ValueRef::Blob(_) => None,
@@ -259,6 +274,7 @@ impl TimeCodec {
             TimeEncoding::Unix => "(unixepoch())",
             TimeEncoding::UnixMs => "(CAST(unixepoch('subsec') * 1000 AS INTEGER))",
             TimeEncoding::Iso8601 => "(strftime('%Y-%m-%d %H:%M:%S', 'now'))",
+            TimeEncoding::JulianDay => "(julianday('now'))",
         }
     }
 
@@ -266,6 +282,7 @@ impl TimeCodec {
         match self.encoding {
             TimeEncoding::Unix | TimeEncoding::UnixMs => "INTEGER",
             TimeEncoding::Iso8601 => "TEXT",
+            TimeEncoding::JulianDay => "REAL",
         }
     }
 }
@@ -333,10 +350,10 @@ impl SqliteBackend {
         }
         let mut backend = SqliteBackend {
             conn,
-            times: TimeCodec {
+            times: [TimeCodec {
                 encoding: layout.time.unwrap_or(TimeEncoding::Unix),
                 iso: IsoStyle::SQLITE,
-            },
+            }; 13],
             layout,
             env,
             id_is_rowid: true,
@@ -418,56 +435,103 @@ impl SqliteBackend {
         Ok(())
     }
 
-    /// Works out how an existing table stores times, unless the layout
-    /// says: from a stored value first, then from the declared type.
+    /// Works out how each time column of an existing table stores times,
+    /// from a stored value (among the first rows, so a mostly-NULL column
+    /// costs no scan), else from another time column, else from the
+    /// declared type. A configured `time` must agree with what is stored.
     fn detect_time_encoding(&mut self, info: &[(String, String, i64)]) -> Result<()> {
-        let probe = [
-            Concept::CreatedAt,
-            Concept::RunAt,
-            Concept::UpdatedAt,
-            Concept::LockedAt,
-        ]
-        .into_iter()
-        .find_map(|c| self.layout.column(c).cloned());
-        let Some(column) = probe else {
-            return Ok(());
-        };
-        let sql = format!(
-            "SELECT {c} FROM {t} WHERE {c} IS NOT NULL LIMIT 1",
-            c = column.quoted(),
-            t = self.table()
-        );
-        let sample = self.env.query(&self.conn, &sql, &[], |row| {
-            Ok(match row.get_ref(0)? {
-                ValueRef::Integer(n) => Value::Integer(n),
-                ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
-                ValueRef::Real(f) => Value::Real(f),
-                _ => Value::Null,
-            })
-        })?;
-        let detected = match sample.first() {
-            Some(Value::Integer(n)) if n.abs() > 100_000_000_000 => Some(TimeEncoding::UnixMs),
-            Some(Value::Integer(_) | Value::Real(_)) => Some(TimeEncoding::Unix),
-            Some(Value::Text(text)) => {
-                self.times.iso = IsoStyle::of(text);
-                Some(TimeEncoding::Iso8601)
-            }
-            _ => info
-                .iter()
-                .find(|(name, _, _)| name.eq_ignore_ascii_case(column.as_str()))
-                .map(|(_, declared, _)| {
-                    let declared = declared.to_ascii_uppercase();
-                    if declared.contains("INT") || declared.is_empty() {
-                        TimeEncoding::Unix
-                    } else {
-                        TimeEncoding::Iso8601
-                    }
+        let columns: Vec<(Concept, Ident)> = self
+            .layout
+            .mapped_columns()
+            .filter(|(c, _)| c.is_time())
+            .map(|(c, i)| (c, i.clone()))
+            .collect();
+        let mut detected: Vec<(Concept, Option<TimeCodec>)> = Vec::new();
+        for (concept, column) in &columns {
+            let sql = format!(
+                "SELECT c FROM (SELECT {c} AS c FROM {t} LIMIT 1000) WHERE c IS NOT NULL LIMIT 1",
+                c = column.quoted(),
+                t = self.table()
+            );
+            let sample = self.env.query(&self.conn, &sql, &[], |row| {
+                Ok(match row.get_ref(0)? {
+                    ValueRef::Integer(n) => Value::Integer(n),
+                    ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+                    ValueRef::Real(f) => Value::Real(f),
+                    _ => Value::Null,
+                })
+            })?;
+            let codec = match sample.first() {
+                Some(Value::Integer(n)) if n.abs() > 100_000_000_000 => {
+                    Some(TimeCodec::of(TimeEncoding::UnixMs))
+                }
+                Some(Value::Integer(_)) => Some(TimeCodec::of(TimeEncoding::Unix)),
+                // julianday() values are about 2.4 million; Unix seconds
+                // stored as REAL are far larger.
+                Some(Value::Real(f)) if *f < 10_000_000.0 => {
+                    Some(TimeCodec::of(TimeEncoding::JulianDay))
+                }
+                Some(Value::Real(_)) => Some(TimeCodec::of(TimeEncoding::Unix)),
+                Some(Value::Text(text)) => Some(TimeCodec {
+                    encoding: TimeEncoding::Iso8601,
+                    iso: IsoStyle::of(text),
                 }),
-        };
-        if let (None, Some(encoding)) = (self.layout.time, detected) {
-            self.times.encoding = encoding;
+                _ => None,
+            };
+            if let (Some(configured), Some(found)) = (self.layout.time, codec)
+                && configured != found.encoding
+            {
+                return Err(QctlError::usage(format!(
+                    "the layout says times are {} but column {column} holds {} values; fix `time` \
+                     in [layout] or leave it out to let qctl detect it",
+                    configured.name(),
+                    found.encoding.name()
+                )));
+            }
+            detected.push((*concept, codec));
+        }
+        if self.layout.time.is_some() {
+            return Ok(());
+        }
+        let fallback = detected.iter().find_map(|(_, c)| *c);
+        for (concept, codec) in detected {
+            let declared = columns
+                .iter()
+                .find(|(c, _)| *c == concept)
+                .and_then(|(_, column)| {
+                    info.iter()
+                        .find(|(name, _, _)| name.eq_ignore_ascii_case(column.as_str()))
+                })
+                .map(|(_, declared, _)| declared.to_ascii_uppercase())
+                .unwrap_or_default();
+            let from_type = if declared.contains("INT") {
+                fallback
+                    .filter(|f| matches!(f.encoding, TimeEncoding::Unix | TimeEncoding::UnixMs))
+                    .unwrap_or(TimeCodec::of(TimeEncoding::Unix))
+            } else if declared.contains("TEXT")
+                || declared.contains("CHAR")
+                || declared.contains("DATE")
+                || declared.contains("TIME")
+            {
+                fallback
+                    .filter(|f| f.encoding == TimeEncoding::Iso8601)
+                    .unwrap_or(TimeCodec::of(TimeEncoding::Iso8601))
+            } else {
+                fallback.unwrap_or(TimeCodec::of(TimeEncoding::Unix))
+            };
+            self.times[concept as usize] = codec.unwrap_or(from_type);
         }
         Ok(())
+    }
+
+    /// The codec of a time column.
+    fn time(&self, concept: Concept) -> &TimeCodec {
+        &self.times[concept as usize]
+    }
+
+    /// `now` (or any time) as a parameter in the encoding of this column.
+    fn time_param(&self, concept: Concept, time: DateTime<Utc>, binds: &mut Binds) -> String {
+        binds.push(self.time(concept).encode(time))
     }
 
     /// The select list for a whole job, and where each concept landed.
@@ -499,7 +563,7 @@ impl SqliteBackend {
             }))
         };
         let time = |concept: Concept| -> rusqlite::Result<Option<DateTime<Utc>>> {
-            Ok(get(concept)?.and_then(|v| self.times.decode(v)))
+            Ok(get(concept)?.and_then(|v| self.time(concept).decode(v)))
         };
         let id = match get(Concept::Id)? {
             Some(ValueRef::Integer(n)) => JobId::Int(n),
@@ -563,7 +627,7 @@ impl SqliteBackend {
                 Ok(format!(
                     "{} < {}",
                     column.quoted(),
-                    binds.push(self.times.encode(now))
+                    self.time_param(Concept::LockedUntil, now, binds)
                 ))
             }
             StaleRule::LockAge(timeout) => {
@@ -575,7 +639,7 @@ impl SqliteBackend {
                 Ok(format!(
                     "{} < {}",
                     column.quoted(),
-                    binds.push(self.times.encode(cutoff))
+                    self.time_param(Concept::LockedAt, cutoff, binds)
                 ))
             }
         }
@@ -600,11 +664,11 @@ impl SqliteBackend {
             )?
             .quoted();
         let mut binds = Binds::default();
-        let now_p = binds.push(self.times.encode(now));
         let mut filter = format!("{status} = {}", self.lit(Status::Pending));
         filter.push_str(&self.queue_filter(request.queue.as_deref(), &mut binds)?);
         if let Some(run_at) = self.col(Concept::RunAt) {
-            filter.push_str(&format!(" AND {run_at} <= {now_p}"));
+            let due = self.time_param(Concept::RunAt, now, &mut binds);
+            filter.push_str(&format!(" AND {run_at} <= {due}"));
         }
         let order = match self.layout.order_column() {
             Some(column) => format!("{}, {id}", column.quoted()),
@@ -620,7 +684,8 @@ impl SqliteBackend {
             sets.push(format!("{attempts} = {attempts} + 1"));
         }
         if let Some(locked_at) = self.col(Concept::LockedAt) {
-            sets.push(format!("{locked_at} = {now_p}"));
+            let at = self.time_param(Concept::LockedAt, now, &mut binds);
+            sets.push(format!("{locked_at} = {at}"));
         }
         if let Some(lease) = request.lease {
             let locked_until = self
@@ -633,11 +698,12 @@ impl SqliteBackend {
             let until = now + chrono::Duration::from_std(lease)?;
             sets.push(format!(
                 "{locked_until} = {}",
-                binds.push(self.times.encode(until))
+                self.time_param(Concept::LockedUntil, until, &mut binds)
             ));
         }
         if let Some(updated_at) = self.col(Concept::UpdatedAt) {
-            sets.push(format!("{updated_at} = {now_p}"));
+            let at = self.time_param(Concept::UpdatedAt, now, &mut binds);
+            sets.push(format!("{updated_at} = {at}"));
         }
         let (select, _) = self.job_select();
         let sql = format!(
@@ -685,7 +751,12 @@ impl SqliteBackend {
                 ))
             })?
             .quoted();
-        let cutoff = binds.push(self.times.encode(request.cutoff));
+        let finished_concept = if self.layout.column(Concept::UpdatedAt).is_some() {
+            Concept::UpdatedAt
+        } else {
+            Concept::CreatedAt
+        };
+        let cutoff = self.time_param(finished_concept, request.cutoff, binds);
         let queue = self.queue_filter(request.queue.as_deref(), binds)?;
         Ok(format!(
             "FROM {t} WHERE {s} = {status} AND {finished_at} < {cutoff}{queue}",
@@ -729,7 +800,8 @@ impl SqliteBackend {
         format!(
             "CREATE INDEX IF NOT EXISTS {name} ON {t} ({columns}) WHERE {s} = {pending}",
             name = self.index_name("claim_idx"),
-            t = self.table(),
+            // SQLite puts the schema on the index name only.
+            t = self.layout.table.name.quoted(),
             columns = columns.join(", "),
             s = self.must(Concept::Status),
             pending = self.lit(Status::Pending),
@@ -746,7 +818,7 @@ impl SqliteBackend {
         format!(
             "CREATE INDEX IF NOT EXISTS {name} ON {t} ({columns})",
             name = self.index_name("status_idx"),
-            t = self.table(),
+            t = self.layout.table.name.quoted(),
             columns = columns.join(", "),
         )
     }
@@ -760,8 +832,9 @@ impl SqliteBackend {
     }
 
     fn table_ddl(&self) -> String {
-        let time_type = self.times.column_type();
-        let now = self.times.default_sql();
+        let codec = TimeCodec::of(self.layout.time.unwrap_or(TimeEncoding::Unix));
+        let time_type = codec.column_type();
+        let now = codec.default_sql();
         let statuses = Status::ALL.map(|s| self.lit(s)).join(", ");
         let mut lines = Vec::new();
         for (concept, column) in self.layout.mapped_columns() {
@@ -956,7 +1029,7 @@ impl SqliteBackend {
                 Some(Guess::Queue) => Value::Text(queue.unwrap_or("default").to_string()),
                 Some(Guess::PendingStatus) => Value::Text(self.layout.statuses.pending.clone()),
                 Some(Guess::Worker) => Value::Text("qctl-explain".into()),
-                Some(Guess::Now) => self.times.encode(now),
+                Some(Guess::Now) => self.time(Concept::RunAt).encode(now),
                 Some(Guess::Int(n)) => Value::Integer(*n),
                 Some(Guess::Unknown) | None => {
                     notes.push(PlanFinding {
@@ -1290,7 +1363,8 @@ impl Backend for SqliteBackend {
             placeholders.join(", ")
         );
         let now = Utc::now();
-        let now_value = self.times.encode(now);
+        let created = self.time(Concept::CreatedAt).encode(now);
+        let updated = self.time(Concept::UpdatedAt).encode(now);
         let pending = Value::Text(self.layout.statuses.pending.clone());
         let has_queue = self.layout.column(Concept::Queue).is_some();
         let has_run_at = self.layout.column(Concept::RunAt).is_some();
@@ -1331,8 +1405,13 @@ impl Backend for SqliteBackend {
                         Concept::Queue => bind(&mut stmt, index, &job.queue),
                         Concept::Attempts => bind(&mut stmt, index, &0i64),
                         Concept::MaxAttempts => bind(&mut stmt, index, &job.max_attempts),
-                        Concept::RunAt => bind(&mut stmt, index, &self.times.encode(job.run_at)),
-                        _ => bind(&mut stmt, index, &now_value),
+                        Concept::RunAt => bind(
+                            &mut stmt,
+                            index,
+                            &self.time(Concept::RunAt).encode(job.run_at),
+                        ),
+                        Concept::CreatedAt => bind(&mut stmt, index, &created),
+                        _ => bind(&mut stmt, index, &updated),
                     }
                     .map_err(err)?;
                 }
@@ -1365,7 +1444,7 @@ impl Backend for SqliteBackend {
         let mut binds = Binds::default();
         let (ready, oldest) = match self.col(Concept::RunAt) {
             Some(run_at) => {
-                let now_p = binds.push(self.times.encode(now));
+                let now_p = self.time_param(Concept::RunAt, now, &mut binds);
                 (
                     format!("sum({run_at} <= {now_p})"),
                     format!("min(CASE WHEN {run_at} <= {now_p} THEN {run_at} END)"),
@@ -1407,7 +1486,14 @@ impl Backend for SqliteBackend {
             counts.scheduled = count - counts.ready;
             counts.oldest_ready_age_seconds = extra[1]
                 .as_ref()
-                .and_then(|v| this.times.decode(v.as_value_ref()))
+                .and_then(|v| {
+                    let concept = if this.layout.column(Concept::RunAt).is_some() {
+                        Concept::RunAt
+                    } else {
+                        Concept::CreatedAt
+                    };
+                    this.time(concept).decode(v.as_value_ref())
+                })
                 .map(|t| ((now - t).num_milliseconds() as f64 / 1000.0).max(0.0));
             by_queue.insert(queue, counts);
         }
@@ -1507,7 +1593,7 @@ impl Backend for SqliteBackend {
                 };
                 filter.push(format!(
                     "{run_at} {op} {}",
-                    binds.push(self.times.encode(now))
+                    self.time_param(Concept::RunAt, now, &mut binds)
                 ));
                 order = claim_order;
             }
@@ -1582,7 +1668,6 @@ impl Backend for SqliteBackend {
             return Ok(FinishOutcome::NotHeld(job));
         }
         let mut binds = Binds::default();
-        let now_p = binds.push(self.times.encode(now));
         let mut sets = Vec::new();
         let requeue_counts = self.layout.attempts_counted == AttemptCounting::Requeue;
         match &request.finish {
@@ -1601,7 +1686,8 @@ impl Backend for SqliteBackend {
                     sets.push(format!("{status} = {}", self.lit(Status::Pending)));
                     if let Some(run_at) = self.col(Concept::RunAt) {
                         let due = now + chrono::Duration::from_std(*retry_delay)?;
-                        sets.push(format!("{run_at} = {}", binds.push(self.times.encode(due))));
+                        let due = self.time_param(Concept::RunAt, due, &mut binds);
+                        sets.push(format!("{run_at} = {due}"));
                     }
                     if let (true, Some(attempts)) = (requeue_counts, &attempts_col) {
                         sets.push(format!("{attempts} = {attempts} + 1"));
@@ -1620,7 +1706,8 @@ impl Backend for SqliteBackend {
             sets.push(format!("{locked_until} = NULL"));
         }
         if let Some(updated_at) = self.col(Concept::UpdatedAt) {
-            sets.push(format!("{updated_at} = {now_p}"));
+            let at = self.time_param(Concept::UpdatedAt, now, &mut binds);
+            sets.push(format!("{updated_at} = {at}"));
         }
         let id_p = binds.push(id_value(&request.id));
         let sql = format!("UPDATE {table} SET {} WHERE {id} = {id_p}", sets.join(", "));
@@ -1640,12 +1727,13 @@ impl Backend for SqliteBackend {
             self.table(),
         );
         let mut binds = Binds::default();
-        let now_p = binds.push(self.times.encode(now));
+        let run_at_p = self.time_param(Concept::RunAt, now, &mut binds);
+        let updated_p = self.time_param(Concept::UpdatedAt, now, &mut binds);
         let mut sets = vec![format!("{status} = {}", self.lit(Status::Pending))];
         for (concept, value) in [
             (Concept::Attempts, "0".to_string()),
-            (Concept::RunAt, now_p.clone()),
-            (Concept::UpdatedAt, now_p.clone()),
+            (Concept::RunAt, run_at_p),
+            (Concept::UpdatedAt, updated_p),
             (Concept::LockedBy, "NULL".into()),
             (Concept::LockedAt, "NULL".into()),
             (Concept::LockedUntil, "NULL".into()),
@@ -1776,7 +1864,7 @@ impl Backend for SqliteBackend {
                     if let Some(updated_at) = self.col(Concept::UpdatedAt) {
                         sets.push(format!(
                             "{updated_at} = {}",
-                            binds.push(self.times.encode(now))
+                            self.time_param(Concept::UpdatedAt, now, &mut binds)
                         ));
                     }
                     if let Some(last_error) = self.col(Concept::LastError) {
