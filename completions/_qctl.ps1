@@ -111,7 +111,7 @@ Register-ArgumentCompleter -Native -CommandName 'qctl' -ScriptBlock {
             [CompletionResult]::new('--queue', '--queue', [CompletionResultType]::ParameterName, 'Queue to add to (default for JSONL lines without "queue")')
             [CompletionResult]::new('--run-at', '--run-at', [CompletionResultType]::ParameterName, 'When the job becomes ready: RFC 3339 (2026-01-31T09:00:00Z) or YYYY-MM-DD HH:MM:SS UTC')
             [CompletionResult]::new('--delay', '--delay', [CompletionResultType]::ParameterName, 'Make the job ready after this long')
-            [CompletionResult]::new('--max-attempts', '--max-attempts', [CompletionResultType]::ParameterName, 'Attempts before the job is dead-lettered')
+            [CompletionResult]::new('--max-attempts', '--max-attempts', [CompletionResultType]::ParameterName, 'Attempts before the job is dead-lettered [default: 3]')
             [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
             [CompletionResult]::new('--database', '--database', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Config file [default: qctl.toml in the current directory, if present]')

@@ -105,7 +105,7 @@ set edit:completion:arg-completer[qctl] = {|@words|
             cand --queue 'Queue to add to (default for JSONL lines without "queue")'
             cand --run-at 'When the job becomes ready: RFC 3339 (2026-01-31T09:00:00Z) or YYYY-MM-DD HH:MM:SS UTC'
             cand --delay 'Make the job ready after this long'
-            cand --max-attempts 'Attempts before the job is dead-lettered'
+            cand --max-attempts 'Attempts before the job is dead-lettered [default: 3]'
             cand -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
             cand --database 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
             cand --config 'Config file [default: qctl.toml in the current directory, if present]'

@@ -253,9 +253,9 @@ pub struct EnqueueArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub delay: Option<Duration>,
 
-    /// Attempts before the job is dead-lettered
-    #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(i64).range(1..))]
-    pub max_attempts: i64,
+    /// Attempts before the job is dead-lettered [default: 3]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(1..))]
+    pub max_attempts: Option<i64>,
 }
 
 #[derive(Debug, Args)]

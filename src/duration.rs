@@ -19,9 +19,25 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
              (units: ms, s, m, h, d)"
         ));
     }
-    humantime::parse_duration(text).map_err(|err| {
+    // Only the documented units: humantime would also take `M` (months)
+    // and `y`, and `--timeout 5M` must not quietly mean five months.
+    let units_ok = text
+        .split(|c: char| c.is_ascii_digit() || c.is_whitespace())
+        .filter(|unit| !unit.is_empty())
+        .all(|unit| matches!(unit, "ms" | "s" | "m" | "h" | "d"));
+    if !units_ok {
+        return Err(format!(
+            "'{text}' is not a duration; write it like 90s, 10m, 1h30m or 7d (units: ms, s, m, h, d)"
+        ));
+    }
+    let duration = humantime::parse_duration(text).map_err(|err| {
         format!("'{text}' is not a duration ({err}); write it like 90s, 10m, 1h30m or 7d")
-    })
+    })?;
+    // Ages are subtracted from now: keep them within a century.
+    if duration > Duration::from_secs(100 * 365 * 86_400) {
+        return Err(format!("'{text}' is longer than 100 years"));
+    }
+    Ok(duration)
 }
 
 /// Formats a duration the way users write them (`1h30m`, `45s`).
@@ -110,6 +126,13 @@ mod tests {
         let err = parse_duration("10").unwrap_err();
         assert!(err.contains("10s") && err.contains("10m"), "{err}");
         assert!(parse_duration("ten minutes").is_err());
+        assert!(parse_duration("5M").is_err(), "months are not a unit here");
+        assert!(parse_duration("1y").is_err());
+        assert!(
+            parse_duration("300000d").is_err(),
+            "too long to subtract from now"
+        );
+        assert!(parse_duration("1.5h").is_err());
         assert!(parse_duration("").is_err());
     }
 

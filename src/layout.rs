@@ -421,9 +421,15 @@ impl Layout {
     fn validate_statuses(&self) -> Result<()> {
         let values = Status::ALL.map(|s| self.statuses.stored(s));
         for (i, value) in values.iter().enumerate() {
-            if value.is_empty() || value.len() > 64 || value.chars().any(char::is_control) {
+            // No backslash: with standard_conforming_strings off, PostgreSQL
+            // would read it as an escape inside the status literal.
+            if value.is_empty()
+                || value.len() > 64
+                || value.chars().any(|c| c.is_control() || c == '\\')
+            {
                 return Err(QctlError::usage(format!(
-                    "invalid stored value {value:?} for status {}: use 1 to 64 printable characters",
+                    "invalid stored value {value:?} for status {}: use 1 to 64 printable characters, \
+                     no backslash",
                     Status::ALL[i].name()
                 )));
             }
@@ -540,6 +546,8 @@ mod tests {
         let mut layout = Layout::preset("default").unwrap();
         let dup: LayoutOverrides = toml::from_str("[statuses]\ndone = \"pending\"").unwrap();
         assert!(layout.apply_overrides(&dup).is_err());
+        let backslash: LayoutOverrides = toml::from_str("[statuses]\ndone = 'x\\'").unwrap();
+        assert!(layout.apply_overrides(&backslash).is_err());
         let unknown: LayoutOverrides = toml::from_str("[columns]\nowner = \"x\"").unwrap();
         assert!(layout.apply_overrides(&unknown).is_err());
         let required: LayoutOverrides = toml::from_str("without = [\"id\"]").unwrap();

@@ -71,6 +71,9 @@ pub struct NewJob {
     pub payload: String,
     pub queue: String,
     pub run_at: DateTime<Utc>,
+    /// `run_at` was computed from this machine's clock (now, or now plus a
+    /// delay), so a backend with a clock of its own may shift it.
+    pub run_at_from_now: bool,
     pub max_attempts: i64,
 }
 

@@ -127,6 +127,21 @@ pub struct JobList {
     pub jobs: Vec<Job>,
 }
 
+/// Text from the database, safe for a terminal: control characters (an
+/// escape sequence in a worker name or an application_name) are shown as
+/// `\u{..}` instead of being sent to the screen.
+fn clean(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 fn short(text: &str, max: usize) -> String {
     let text: String = text
         .chars()
@@ -187,11 +202,11 @@ impl Render for JobList {
         for job in &self.jobs {
             table.add_row(vec![
                 Cell::new(job.id.to_string()).set_alignment(CellAlignment::Right),
-                Cell::new(job.queue.as_deref().unwrap_or("-")),
-                status_cell(&job.status, styles),
+                Cell::new(clean(job.queue.as_deref().unwrap_or("-"))),
+                status_cell(&clean(&job.status), styles),
                 Cell::new(attempts_text(job)),
                 Cell::new(time_cell(&job.run_at.or(job.created_at))),
-                Cell::new(job.locked_by.as_deref().unwrap_or("-")),
+                Cell::new(clean(job.locked_by.as_deref().unwrap_or("-"))),
                 Cell::new(short(&job.payload.to_string(), 40)),
                 Cell::new(short(job.last_error.as_deref().unwrap_or(""), 40)),
             ]);
@@ -206,16 +221,16 @@ impl Render for Job {
         let time = |t: &Option<chrono::DateTime<chrono::Utc>>| t.as_ref().map(rfc3339);
         let rows: Vec<(&str, Option<String>)> = vec![
             ("id", Some(self.id.to_string())),
-            ("queue", self.queue.clone()),
-            ("status", Some(self.status.clone())),
+            ("queue", self.queue.as_deref().map(clean)),
+            ("status", Some(clean(&self.status))),
             ("attempts", Some(attempts_text(self))),
             ("run at", time(&self.run_at)),
-            ("locked by", self.locked_by.clone()),
+            ("locked by", self.locked_by.as_deref().map(clean)),
             ("locked at", time(&self.locked_at)),
             ("lease until", time(&self.locked_until)),
             ("created at", time(&self.created_at)),
             ("updated at", time(&self.updated_at)),
-            ("last error", self.last_error.clone()),
+            ("last error", self.last_error.as_deref().map(clean)),
         ];
         for (label, value) in rows {
             if let Some(value) = value {
@@ -273,10 +288,10 @@ impl Render for ReapOutcome {
                 };
                 table.add_row(vec![
                     Cell::new(job.id.to_string()).set_alignment(CellAlignment::Right),
-                    Cell::new(job.queue.as_deref().unwrap_or("-")),
+                    Cell::new(clean(job.queue.as_deref().unwrap_or("-"))),
                     action,
                     Cell::new(attempts),
-                    Cell::new(job.locked_by.as_deref().unwrap_or("-")),
+                    Cell::new(clean(job.locked_by.as_deref().unwrap_or("-"))),
                     Cell::new(time_cell(&job.locked_at)),
                 ]);
             }
@@ -581,7 +596,7 @@ fn render_pg_blocked(report: &BlockedReport, styles: &Styles) -> String {
                 wait,
                 table,
                 jobs,
-                waiter.application_name.as_deref().unwrap_or(""),
+                clean(waiter.application_name.as_deref().unwrap_or("")),
                 one_line(&waiter.query).style(styles.dim)
             );
             children(report, waiter.pid, depth + 1, seen, out, styles);
@@ -606,10 +621,10 @@ fn render_pg_blocked(report: &BlockedReport, styles: &Styles) -> String {
             out,
             "pid {} {} (transaction {}){} {} {}",
             root.pid,
-            root.state.as_deref().unwrap_or("?").style(styles.bad),
+            clean(root.state.as_deref().unwrap_or("?")).style(styles.bad),
             age,
             holds,
-            root.application_name.as_deref().unwrap_or(""),
+            clean(root.application_name.as_deref().unwrap_or("")),
             one_line(&root.query).style(styles.dim)
         );
         children(report, root.pid, 0, &mut seen, &mut out, styles);
@@ -713,7 +728,7 @@ fn lock_row(lock: &AdvisoryLock, styles: &Styles) -> Vec<Cell> {
     };
     let state = format!(
         "{}{}{}",
-        lock.state.as_deref().unwrap_or("?"),
+        clean(lock.state.as_deref().unwrap_or("?")),
         lock.state_seconds
             .map_or(String::new(), |s| format!(" {}", format_age(s))),
         if lock.session_level {
@@ -727,7 +742,7 @@ fn lock_row(lock: &AdvisoryLock, styles: &Styles) -> Vec<Cell> {
         Cell::new(lock.mode.trim_end_matches("Lock")),
         granted,
         Cell::new(lock.pid),
-        Cell::new(lock.application_name.as_deref().unwrap_or("")),
+        Cell::new(clean(lock.application_name.as_deref().unwrap_or(""))),
         if lock.session_level && styles.enabled {
             Cell::new(state).fg(Color::Red)
         } else {

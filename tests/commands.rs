@@ -845,3 +845,70 @@ fn schema_qualified_sqlite_tables() {
     assert_eq!(stats["table"], "main.jobs");
     assert_eq!(stats["total"]["pending"], 1);
 }
+
+#[test]
+fn interrupt_exits_130() {
+    let s = Sandbox::new();
+    s.init();
+    let mut child = s
+        .cmd()
+        .args(["-d", &s.url(), "stats", "--watch", "1s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+}
+
+#[test]
+fn flags_the_layout_cannot_honour_are_refused() {
+    let s = Sandbox::new();
+    s.run(&["--layout", "app-job-queue", "init"]).assert_ok();
+    s.run(&["--layout", "app-job-queue", "enqueue", "--payload", "1"])
+        .assert_ok();
+    s.run(&["--layout", "app-job-queue", "claim", "--worker", "w"])
+        .assert_ok();
+    let before = s.snapshot();
+    s.run(&[
+        "--layout",
+        "app-job-queue",
+        "fail",
+        "1",
+        "--worker",
+        "w",
+        "--error",
+        "boom",
+    ])
+    .assert_error("last_error");
+    s.run(&[
+        "--layout",
+        "app-job-queue",
+        "fail",
+        "1",
+        "--worker",
+        "w",
+        "--retry-delay",
+        "1m",
+    ])
+    .assert_error("run_at");
+    s.run(&["--layout", "app-job-queue", "stats", "--max-stale", "0"])
+        .assert_error("--timeout");
+    std::fs::write(
+        s.path("qctl.toml"),
+        "[layout]\npreset = \"app-job-queue\"\nwithout = [\"max_attempts\"]\n",
+    )
+    .unwrap();
+    s.run(&["enqueue", "--payload", "2", "--max-attempts", "5"])
+        .assert_error("max_attempts");
+    assert_eq!(s.snapshot(), before);
+    s.run(&["--layout", "app-job-queue", "fail", "1", "--worker", "w"])
+        .assert_ok();
+}

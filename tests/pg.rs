@@ -304,7 +304,7 @@ fn a_second_reaper_without_wait_stops_and_says_why() {
     let mut holder = db.client();
     let mut tx = holder.transaction().unwrap();
     tx.execute(
-        "SELECT pg_advisory_xact_lock(hashtextextended('qctl.reap.jobs', 0))",
+        "SELECT pg_advisory_xact_lock(hashtextextended('qctl.reap.' || 'jobs'::regclass::oid::text, 0))",
         &[],
     )
     .unwrap();

@@ -720,13 +720,26 @@ impl Backend for PostgresBackend {
     }
 
     fn init(&mut self) -> Result<()> {
-        for statement in self.init_statements() {
-            // CREATE INDEX CONCURRENTLY cannot run in a transaction block, so
-            // each statement runs alone; each is idempotent.
-            let started = self.s.log.start();
-            let result = self.client.batch_execute(&statement);
-            self.s.log.finish(started, &statement, "");
-            result.map_err(|e| self.s.err(e, "init"))?;
+        let statements = self.init_statements();
+        if self.s.table_exists {
+            // An existing table may be busy: indexes are built CONCURRENTLY,
+            // one at a time, outside any transaction.
+            self.build_index(&self.s.claim_index())?;
+            self.build_index(&self.s.status_index())?;
+        } else {
+            // A new table: all or nothing, in one transaction.
+            let log = self.s.log.clone();
+            let mut tx = write_tx(&mut self.client, &log)?;
+            for statement in &statements {
+                let started = log.start();
+                let result = tx.batch_execute(statement);
+                log.finish(started, statement, "");
+                result.map_err(|e| {
+                    anyhow::anyhow!("init failed on PostgreSQL: {}", db_message(&e))
+                })?;
+            }
+            tx.commit()
+                .map_err(|e| anyhow::anyhow!("init failed on PostgreSQL: {}", db_message(&e)))?;
         }
         self.load_columns()?;
         self.s.check_columns()
@@ -777,13 +790,23 @@ impl Backend for PostgresBackend {
             }
             Ok(())
         };
-        let now = Utc::now();
+        // The server's clock, not this machine's: claim and stats compare
+        // with the server's now(), so a skewed client must not make new
+        // jobs look scheduled or old.
+        let client_now = Utc::now();
+        let now: DateTime<Utc> = self
+            .client
+            .query_one("SELECT now()", &[])
+            .map_err(|e| self.s.err(e, "reading the server's clock"))?
+            .get(0);
+        let skew = now - client_now;
         let pending = self.s.layout.statuses.pending.clone();
         fn values<'a>(
             concepts: &[Concept],
             job: &'a NewJob,
             pending: &'a str,
             now: DateTime<Utc>,
+            skew: chrono::Duration,
         ) -> Vec<Param<'a>> {
             concepts
                 .iter()
@@ -793,7 +816,11 @@ impl Backend for PostgresBackend {
                     Concept::Queue => Param::Text(&job.queue),
                     Concept::Attempts => Param::Int(0),
                     Concept::MaxAttempts => Param::Int(job.max_attempts),
-                    Concept::RunAt => Param::Time(job.run_at),
+                    Concept::RunAt => Param::Time(if job.run_at_from_now {
+                        job.run_at + skew
+                    } else {
+                        job.run_at
+                    }),
                     _ => Param::Time(now),
                 })
                 .collect()
@@ -813,8 +840,8 @@ impl Backend for PostgresBackend {
             let mut ids = Vec::new();
             for job in jobs {
                 let job = job?;
-                check(&job, now)?;
-                let params = values(&concepts, &job, &pending, now);
+                check(&job, client_now)?;
+                let params = values(&concepts, &job, &pending, now, skew);
                 let refs: Vec<&(dyn ToSql + Sync)> =
                     params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
                 let started = log.start();
@@ -858,8 +885,8 @@ impl Backend for PostgresBackend {
         let mut count = 0u64;
         for job in jobs {
             let job = job?;
-            check(&job, now)?;
-            let params = values(&concepts, &job, &pending, now);
+            check(&job, client_now)?;
+            let params = values(&concepts, &job, &pending, now, skew);
             let refs: Vec<&(dyn ToSql + Sync)> =
                 params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
             writer
@@ -1252,6 +1279,7 @@ impl Backend for PostgresBackend {
         }
         let update = format!("UPDATE {table} SET {}", sets.join(", "));
         let failed = self.s.lit(Status::Failed);
+        let failed_value = self.s.layout.statuses.failed.clone();
         let integer_ids = self.s.id_is_integer();
         let to_id = move |text: String| {
             if integer_ids {
@@ -1288,7 +1316,7 @@ impl Backend for PostgresBackend {
                         .into());
                     };
                     let stored: String = row.get(0);
-                    if stored != failed.trim_matches('\'').replace("''", "'") {
+                    if stored != failed_value {
                         return Err(QctlError::usage(format!(
                             "job {job_id} is {stored}, not failed; retry takes dead-lettered jobs only (nothing was changed)"
                         )));
@@ -1354,12 +1382,7 @@ impl Backend for PostgresBackend {
         // One reaper per table at a time: a transaction-level advisory lock
         // held on a second connection for the whole run, so it is released
         // even if qctl dies, while the batches commit on this one.
-        let _guard = ReapLock::take(
-            &self.s.info,
-            &self.s.options,
-            &self.s.layout.table.to_string(),
-            request.wait,
-        )?;
+        let _guard = ReapLock::take(&self.s, request.wait)?;
         let (id, status, table) = (
             self.s.must(Concept::Id),
             self.s.must(Concept::Status),
@@ -1643,18 +1666,20 @@ impl Backend for PostgresBackend {
                     } else {
                         "status_idx"
                     });
-                let exists = self
-                    .query(
-                        "SELECT count(*) FROM pg_class WHERE relkind = 'i' AND relname = $1",
-                        &{
-                            let mut b = Binds::default();
-                            b.push(name.to_string());
-                            b
-                        },
-                        "looking for the index",
-                    )?
-                    .first()
-                    .is_some_and(|r| r.get::<_, i64>(0) > 0);
+                let state = self.index_state(name.as_str())?;
+                if let Some((qualified, false)) = &state {
+                    findings.push(PlanFinding {
+                        severity: Severity::Error,
+                        kind: "invalid_index",
+                        detail: format!(
+                            "index {qualified} is INVALID (a cancelled CREATE INDEX CONCURRENTLY): \
+                             --apply drops and rebuilds it"
+                        ),
+                        line: None,
+                        subject: None,
+                    });
+                }
+                let exists = matches!(state, Some((_, true)));
                 if exists {
                     findings.push(PlanFinding {
                         severity: Severity::Warning,
@@ -1915,9 +1940,7 @@ impl Backend for PostgresBackend {
 
     fn apply_indexes(&mut self, statements: &[String]) -> Result<()> {
         for statement in statements {
-            // CONCURRENTLY: a production table keeps taking writes.
-            let concurrent = statement.replacen("CREATE INDEX", "CREATE INDEX CONCURRENTLY", 1);
-            self.batch_plain(&concurrent)?;
+            self.build_index(statement)?;
         }
         let analyze = format!("ANALYZE {}", self.s.table());
         self.batch_plain(&analyze)
@@ -1943,6 +1966,60 @@ fn roots_of(pid: i32, sessions: &[WaitingSession]) -> Vec<i32> {
 }
 
 impl PostgresBackend {
+    /// Whether the table has an index of this name, and whether it is
+    /// valid (a cancelled CREATE INDEX CONCURRENTLY leaves an invalid one
+    /// behind that IF NOT EXISTS would skip forever).
+    fn index_state(&mut self, name: &str) -> Result<Option<(String, bool)>> {
+        let table = self.s.table();
+        let rows = self
+            .client
+            .query(
+                "SELECT i.indexrelid::regclass::text, i.indisvalid FROM pg_index i \
+                 JOIN pg_class c ON c.oid = i.indexrelid \
+                 WHERE i.indrelid = to_regclass($1) AND c.relname = $2",
+                &[&table, &name],
+            )
+            .map_err(|e| self.s.err(e, "looking for the index"))?;
+        Ok(rows.first().map(|r| (r.get(0), r.get(1))))
+    }
+
+    /// Builds an index without blocking writers: CONCURRENTLY, with no
+    /// statement or lock timeout (it waits for running transactions and
+    /// may take long on a big table), after dropping an invalid leftover
+    /// of an earlier, cancelled build.
+    fn build_index(&mut self, ddl: &str) -> Result<()> {
+        let name = ddl
+            .split("IF NOT EXISTS ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or("")
+            .trim_matches('"')
+            .to_string();
+        if let Some((qualified, false)) = self.index_state(&name)? {
+            self.batch_plain(&format!("DROP INDEX CONCURRENTLY IF EXISTS {qualified}"))?;
+        }
+        let concurrent = if ddl.contains("CONCURRENTLY") {
+            ddl.to_string()
+        } else {
+            ddl.replacen("CREATE INDEX", "CREATE INDEX CONCURRENTLY", 1)
+        };
+        self.batch_plain("SET statement_timeout = 0; SET lock_timeout = 0")?;
+        let built = self.batch_plain(&concurrent);
+        let restore = format!(
+            "SET statement_timeout = {}; SET lock_timeout = {}",
+            self.s.options.statement_timeout.as_millis(),
+            self.s.options.busy_timeout.as_millis()
+        );
+        self.batch_plain(&restore)?;
+        built?;
+        if let Some((qualified, false)) = self.index_state(&name)? {
+            return Err(anyhow::anyhow!(
+                "index {qualified} was built but is invalid; drop it and retry"
+            ));
+        }
+        Ok(())
+    }
+
     fn server_version(&mut self) -> Result<i32> {
         let row = self
             .client
@@ -2228,7 +2305,13 @@ fn bench_mode(
     request: &BenchRequest,
     mode: BenchMode,
 ) -> Result<BenchRun> {
-    let table = format!("qctl_bench_{}_{}", std::process::id(), mode.name());
+    // pid and time: two benches (two containers, both pid 1) never share.
+    let table = format!(
+        "qctl_bench_{}_{}_{}",
+        std::process::id(),
+        Utc::now().timestamp_subsec_nanos(),
+        mode.name()
+    );
     let create = format!(
         "DROP TABLE IF EXISTS {table}; \
          CREATE TABLE {table} (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, \
@@ -2355,38 +2438,32 @@ struct ReapLock {
 }
 
 impl ReapLock {
-    fn take(
-        info: &ConnInfo,
-        options: &ConnectOptions,
-        table: &str,
-        wait: bool,
-    ) -> Result<ReapLock> {
+    fn take(schema: &Schema, wait: bool) -> Result<ReapLock> {
+        let (info, options, table) = (&schema.info, &schema.options, schema.table());
         let mut client = pg_connect::connect(info, options.connect_timeout)?;
-        let key = format!("qctl.reap.{table}");
+        // Keyed on the table's oid, so `jobs` and `public.jobs` are one
+        // lock; the connection may sit idle in its transaction for the
+        // whole reap without a server timeout ending it.
+        let key = "hashtextextended('qctl.reap.' || to_regclass($1)::oid::text, 0)";
         client
-            .batch_execute("SET lock_timeout = 0; BEGIN")
+            .batch_execute(
+                "SET lock_timeout = 0; SET idle_in_transaction_session_timeout = 0; BEGIN",
+            )
             .context("cannot start the reap lock transaction")?;
-        if wait {
-            client
-                .execute(
-                    "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-                    &[&key],
-                )
-                .context("cannot take the reap lock")?;
+        let take = if wait {
+            "pg_advisory_xact_lock"
         } else {
-            let got: bool = client
-                .query_one(
-                    "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))",
-                    &[&key],
-                )
-                .context("cannot take the reap lock")?
-                .get(0);
-            if !got {
-                return Err(QctlError::AnotherReap {
-                    table: table.to_string(),
-                }
-                .into());
+            "pg_try_advisory_xact_lock"
+        };
+        let row = client
+            .query_one(&format!("SELECT {take}({key})::text"), &[&table])
+            .context("cannot take the reap lock")?;
+        // pg_advisory_xact_lock returns void (empty text), the try form a bool.
+        if !wait && row.get::<_, String>(0) != "true" {
+            return Err(QctlError::AnotherReap {
+                table: schema.layout.table.to_string(),
             }
+            .into());
         }
         Ok(ReapLock { client })
     }

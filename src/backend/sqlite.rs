@@ -49,6 +49,10 @@ pub struct SqliteBackend {
     /// Whether the id column is the rowid (`INTEGER PRIMARY KEY`), which
     /// every index carries already.
     id_is_rowid: bool,
+    /// This connection created the database file (`init` on a new path).
+    created_file: bool,
+    /// `?mode=ro`: never write, not even to probe the write lock.
+    read_only: bool,
 }
 
 /// What SQL helpers need besides the connection: logging and the words
@@ -324,7 +328,10 @@ impl SqliteBackend {
         } | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags)
             .with_context(|| format!("cannot open {shown}"))?;
-        SqliteBackend::with_connection(conn, layout, options, shown)
+        let mut backend = SqliteBackend::with_connection(conn, layout, options, shown)?;
+        backend.created_file = !exists;
+        backend.read_only = target.read_only;
+        Ok(backend)
     }
 
     fn with_connection(
@@ -357,6 +364,8 @@ impl SqliteBackend {
             layout,
             env,
             id_is_rowid: true,
+            created_file: false,
+            read_only: false,
         };
         let table_info = backend.table_info()?;
         if table_info.is_empty() {
@@ -522,6 +531,22 @@ impl SqliteBackend {
             self.times[concept as usize] = codec.unwrap_or(from_type);
         }
         Ok(())
+    }
+
+    fn init_schema(&mut self) -> Result<()> {
+        let statements = self.init_statements();
+        let tx = self.env.immediate(&self.conn)?;
+        for statement in statements.iter().filter(|s| !s.starts_with("PRAGMA")) {
+            self.env.batch(&tx, statement)?;
+        }
+        self.env.commit(tx)?;
+        // journal_mode cannot change inside a transaction; switching after
+        // the DDL leaves the journal as it was when the DDL fails.
+        for statement in statements.iter().filter(|s| s.starts_with("PRAGMA")) {
+            self.env.batch(&self.conn, statement)?;
+        }
+        let info = self.table_info()?;
+        self.check_columns(&info)
     }
 
     /// The codec of a time column.
@@ -949,7 +974,8 @@ impl SqliteBackend {
             ],
             |row| {
                 Ok((
-                    row.get::<_, bool>(0)?,
+                    // A NULL status is not done.
+                    row.get::<_, Option<bool>>(0)?.unwrap_or(false),
                     value_text(row.get_ref(1)?),
                     row.get::<_, i64>(2)?,
                 ))
@@ -1311,19 +1337,14 @@ impl Backend for SqliteBackend {
     }
 
     fn init(&mut self) -> Result<()> {
-        let statements = self.init_statements();
-        for statement in statements.iter().filter(|s| s.starts_with("PRAGMA")) {
-            // journal_mode cannot change inside a transaction.
-            self.env.batch(&self.conn, statement)?;
+        let result = self.init_schema();
+        if result.is_err() && self.created_file {
+            // Leave no empty database behind a failed init.
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", self.env.path));
+            }
         }
-        let tx = self.env.immediate(&self.conn)?;
-        for statement in statements.iter().filter(|s| !s.starts_with("PRAGMA")) {
-            self.env.batch(&tx, statement)?;
-        }
-        self.env.commit(tx)?;
-        // A table that existed already must match the layout.
-        let info = self.table_info()?;
-        self.check_columns(&info)
+        result
     }
 
     fn enqueue(
@@ -2116,6 +2137,7 @@ impl Backend for SqliteBackend {
                 payload: format!("{{\"n\":{i}}}"),
                 queue: "default".into(),
                 run_at: now,
+                run_at_from_now: true,
                 max_attempts: 3,
             })
         });
@@ -2211,7 +2233,12 @@ impl Backend for SqliteBackend {
             })?
             .pop()
             .unwrap_or_default();
-        let write_locked = probe_write_lock(&path, &mut notes);
+        let write_locked = if self.read_only {
+            notes.push("the URL says mode=ro, so the write lock was not probed".into());
+            false
+        } else {
+            probe_write_lock(&path, &mut notes)
+        };
         let (wal_bytes, threshold) = if journal_mode.eq_ignore_ascii_case("wal") {
             let wal = std::fs::metadata(format!("{}-wal", path.display())).map_or(0, |m| m.len());
             let pages = self

@@ -15,9 +15,19 @@ use crate::backend::Access;
 use crate::cli::EnqueueArgs;
 use crate::duration::parse_timestamp;
 use crate::error::{QctlError, exit};
+use crate::layout::Concept;
 use crate::model::NewJob;
 
+/// Attempts a job gets when neither the flag nor its line says.
+const DEFAULT_MAX_ATTEMPTS: i64 = 3;
+
 pub fn run(ctx: &Ctx, args: &EnqueueArgs) -> Result<u8> {
+    if args.max_attempts.is_some() {
+        ctx.layout.require(
+            Concept::MaxAttempts,
+            "--max-attempts needs to store the limit",
+        )?;
+    }
     let now = Utc::now();
     let run_at = match (&args.run_at, args.delay) {
         (Some(text), _) => parse_run_at(text)?,
@@ -28,7 +38,8 @@ pub fn run(ctx: &Ctx, args: &EnqueueArgs) -> Result<u8> {
         payload: String::new(),
         queue: args.queue.clone(),
         run_at,
-        max_attempts: args.max_attempts,
+        run_at_from_now: args.run_at.is_none(),
+        max_attempts: args.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
     };
     let outcome = match &args.from_file {
         None => {
@@ -48,6 +59,7 @@ pub fn run(ctx: &Ctx, args: &EnqueueArgs) -> Result<u8> {
             let (reader, length) = open_input(path)?;
             let progress = ctx.out.progress(length, "enqueueing");
             let mut jobs = JsonlJobs::new(reader, defaults, progress.clone());
+            jobs.max_attempts_column = ctx.layout.column(Concept::MaxAttempts).is_some();
             let outcome = backend.enqueue(&mut jobs, false);
             progress.finish_and_clear();
             match outcome {
@@ -107,6 +119,8 @@ struct JsonlJobs {
     number: u64,
     progress: ProgressBar,
     failed: bool,
+    /// Whether the table can store a line's `max_attempts`.
+    max_attempts_column: bool,
 }
 
 impl JsonlJobs {
@@ -118,12 +132,15 @@ impl JsonlJobs {
             number: 0,
             progress,
             failed: false,
+            max_attempts_column: true,
         }
     }
 
     fn parse(&self) -> Result<NewJob> {
         let text = self.line.trim_end_matches(['\n', '\r']);
         let line: Line<'_> = serde_json::from_str(text).map_err(|err| anyhow::anyhow!("{err}"))?;
+        let run_at_from_now = matches!(line.run_at, None | Some(serde_json::Value::Null))
+            && self.defaults.run_at_from_now;
         let run_at = match line.run_at {
             None | Some(serde_json::Value::Null) => self.defaults.run_at,
             Some(serde_json::Value::String(text)) => parse_timestamp(&text)
@@ -136,6 +153,11 @@ impl JsonlJobs {
                 anyhow::bail!("run_at must be a time string or Unix seconds, not {other}")
             }
         };
+        if line.max_attempts.is_some() && !self.max_attempts_column {
+            anyhow::bail!(
+                "max_attempts given, but the layout has no max_attempts column to store it"
+            );
+        }
         let max_attempts = line.max_attempts.unwrap_or(self.defaults.max_attempts);
         if max_attempts < 1 {
             anyhow::bail!("max_attempts must be at least 1");
@@ -144,6 +166,7 @@ impl JsonlJobs {
             payload: line.payload.get().to_string(),
             queue: line.queue.unwrap_or_else(|| self.defaults.queue.clone()),
             run_at,
+            run_at_from_now,
             max_attempts,
         })
     }

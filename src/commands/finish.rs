@@ -7,6 +7,7 @@ use crate::Ctx;
 use crate::backend::{Access, Finish, FinishRequest};
 use crate::cli::{FailArgs, FenceArgs};
 use crate::error::exit;
+use crate::layout::Concept;
 use crate::model::{FinishOutcome, Job, JobId};
 
 pub fn complete(ctx: &Ctx, args: &FenceArgs) -> Result<u8> {
@@ -14,6 +15,16 @@ pub fn complete(ctx: &Ctx, args: &FenceArgs) -> Result<u8> {
 }
 
 pub fn fail(ctx: &Ctx, args: &FailArgs) -> Result<u8> {
+    // A flag the table cannot honour is refused, not dropped: a retry delay
+    // without a due time would retry at once, in a hot loop.
+    if !args.retry_delay.is_zero() {
+        ctx.layout
+            .require(Concept::RunAt, "--retry-delay needs to postpone the job")?;
+    }
+    if args.error.is_some() {
+        ctx.layout
+            .require(Concept::LastError, "--error needs to store the message")?;
+    }
     finish(
         ctx,
         &args.fence,

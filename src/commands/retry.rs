@@ -14,7 +14,13 @@ pub fn run(ctx: &Ctx, args: &RetryArgs) -> Result<u8> {
             queue: args.queue.clone(),
         }
     } else {
-        RetrySelection::Ids(args.ids.iter().map(|id| JobId::parse(id)).collect())
+        let mut ids: Vec<JobId> = Vec::new();
+        for id in args.ids.iter().map(|id| JobId::parse(id)) {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        RetrySelection::Ids(ids)
     };
     let outcome = ctx
         .open(Access::Write)?

@@ -8,15 +8,20 @@ use crate::Ctx;
 use crate::backend::{Access, StatsRequest};
 use crate::cli::{Format, StatsArgs};
 use crate::duration::{format_age, format_duration};
-use crate::error::exit;
+use crate::error::{QctlError, exit};
 use crate::model::Stats;
 
 pub fn run(ctx: &Ctx, args: &StatsArgs) -> Result<u8> {
-    let mut backend = ctx.open(Access::Read)?;
     let request = StatsRequest {
         exact: args.exact,
         stale: stale_rule(&ctx.layout, args.timeout),
     };
+    if args.max_stale.is_some() && request.stale.is_none() {
+        return Err(QctlError::usage(
+            "--max-stale needs to judge staleness: this layout has no lease column, so pass --timeout",
+        ));
+    }
+    let mut backend = ctx.open(Access::Read)?;
     let Some(interval) = args.watch else {
         let stats = backend.stats(&request)?;
         ctx.out.emit(&stats)?;
