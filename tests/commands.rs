@@ -850,7 +850,7 @@ fn schema_qualified_sqlite_tables() {
 fn interrupt_exits_130() {
     let s = Sandbox::new();
     s.init();
-    let mut child = s
+    let child = s
         .cmd()
         .args(["-d", &s.url(), "stats", "--watch", "1s"])
         .stdout(std::process::Stdio::piped())
