@@ -208,3 +208,30 @@ fn explaining_for_update_without_update_privilege_says_so() {
     assert!(stderr.contains("needs UPDATE privilege"), "{stderr}");
     db.exec(&format!("DROP OWNED BY {role}; DROP ROLE {role}"));
 }
+
+#[test]
+fn an_invalid_index_left_by_a_cancelled_build_is_rebuilt() {
+    let db = PgDb::new();
+    weak(&db);
+    db.exec(
+        "CREATE INDEX jobs_claim_idx ON jobs (queue, run_at, id) WHERE status = 'pending';
+             UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'jobs_claim_idx'::regclass;",
+    );
+    let run = db.run(&["--format", "json", "explain-claim"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        kinds(&run.json(), 0).contains(&("invalid_index".to_string(), "error".to_string())),
+        "{}",
+        run.stdout
+    );
+    db.run(&["explain-claim", "--apply"]).assert_ok();
+    let valid: bool = db
+        .client()
+        .query_one(
+            "SELECT indisvalid FROM pg_index WHERE indexrelid = 'jobs_claim_idx'::regclass",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(valid);
+}

@@ -223,3 +223,30 @@ fn passwords_are_checked_and_never_shown() {
     assert_eq!(run.code, 2);
     assert!(!run.stderr.contains("hunter2secret"), "{}", run.stderr);
 }
+
+#[test]
+fn the_password_file_is_read_as_libpq_reads_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let db = database("pgpass");
+    let port = cluster().port;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pgpass");
+    std::fs::write(
+        &file,
+        format!("# comment\nother:*:*:*:nope\n127.0.0.1:{port}:*:pwuser:correct horse\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let url = format!("postgres://pwuser@127.0.0.1:{port}/{db}?sslmode=require");
+    let pgpassfile = file.display().to_string();
+    qctl(&url, &["stats"], &[("PGPASSFILE", pgpassfile.as_str())]).assert_ok();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let run = qctl(&url, &["stats"], &[("PGPASSFILE", pgpassfile.as_str())]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("group or world access"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("correct horse"));
+}

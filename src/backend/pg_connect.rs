@@ -154,17 +154,56 @@ impl ConnInfo {
                 })?);
             }
         }
-        if let Some(port) = self.get("port") {
-            let port: u16 = port
+        // One port for every host, or one per host (`port=5433,5434`).
+        if let Some(ports) = self.get("port") {
+            for port in ports.split(',') {
+                let port: u16 = port
+                    .trim()
+                    .parse()
+                    .map_err(|_| QctlError::usage(format!("invalid port '{port}'")))?;
+                config.port(port);
+            }
+        }
+        if let Some(attrs) = self.get("target_session_attrs") {
+            use postgres::config::TargetSessionAttrs;
+            config.target_session_attrs(match attrs {
+                "any" => TargetSessionAttrs::Any,
+                "read-write" => TargetSessionAttrs::ReadWrite,
+                "read-only" => TargetSessionAttrs::ReadOnly,
+                other => {
+                    return Err(QctlError::usage(format!(
+                        "invalid target_session_attrs '{other}': use any, read-write or read-only"
+                    )));
+                }
+            });
+        }
+        if let Some(keepalives) = self.get("keepalives") {
+            config.keepalives(keepalives != "0");
+        }
+        if let Some(idle) = self.get("keepalives_idle") {
+            let seconds: u64 = idle
                 .parse()
-                .map_err(|_| QctlError::usage(format!("invalid port '{port}'")))?;
-            config.port(port);
+                .map_err(|_| QctlError::usage(format!("invalid keepalives_idle '{idle}'")))?;
+            config.keepalives_idle(Duration::from_secs(seconds));
         }
         let user = self.get("user").map(str::to_string).unwrap_or_else(os_user);
         config.user(&user);
         config.dbname(self.get("dbname").unwrap_or(&user));
-        if let Some(password) = self.get("password") {
-            config.password(password);
+        match self.get("password") {
+            Some(password) => {
+                config.password(password);
+            }
+            None => {
+                let host = hosts.split(',').next().unwrap_or_default();
+                let port = self
+                    .get("port")
+                    .and_then(|p| p.split(',').next())
+                    .unwrap_or("5432");
+                let dbname = self.get("dbname").unwrap_or(&user);
+                if let Some(password) = pgpass_password(host, port, dbname, &user) {
+                    config.password(password);
+                }
+            }
         }
         let timeout = match self.get("connect_timeout") {
             Some(seconds) => Duration::from_secs(seconds.parse().map_err(|_| {
@@ -199,6 +238,61 @@ fn os_user() -> String {
     std::env::var("USER")
         .or_else(|_| std::env::var("LOGNAME"))
         .unwrap_or_else(|_| "postgres".into())
+}
+
+/// The password for this connection from the password file, as libpq
+/// reads it: `PGPASSFILE` or `~/.pgpass`, lines of
+/// `host:port:database:user:password` where `*` matches anything and `\:`
+/// is a colon; the first matching line wins. A file others can read is
+/// ignored, as libpq does.
+fn pgpass_password(host: &str, port: &str, dbname: &str, user: &str) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PGPASSFILE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pgpass")))?;
+    let metadata = std::fs::metadata(&path).ok()?;
+    if metadata.permissions().mode() & 0o077 != 0 {
+        eprintln!(
+            "qctl: warning: password file {} has group or world access; it is ignored \
+             (chmod 0600 it)",
+            path.display()
+        );
+        return None;
+    }
+    let host = if host.starts_with('/') {
+        "localhost"
+    } else {
+        host
+    };
+    let text = std::fs::read_to_string(&path).ok()?;
+    for line in text.lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let mut fields = Vec::new();
+        let mut field = String::new();
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => field.extend(chars.next()),
+                ':' if fields.len() < 4 => fields.push(std::mem::take(&mut field)),
+                c => field.push(c),
+            }
+        }
+        fields.push(field);
+        if fields.len() != 5 {
+            continue;
+        }
+        let matches = |pattern: &str, value: &str| pattern == "*" || pattern == value;
+        if matches(&fields[0], host)
+            && matches(&fields[1], port)
+            && matches(&fields[2], dbname)
+            && matches(&fields[3], user)
+        {
+            return Some(fields[4].clone());
+        }
+    }
+    None
 }
 
 fn percent_decode(text: &str) -> Result<String> {
@@ -272,8 +366,8 @@ fn parse_url(url: &str) -> Result<BTreeMap<String, String>> {
     if !host_list.is_empty() {
         params.insert("host".into(), host_list.join(","));
     }
-    if let Some(port) = port_list.first() {
-        params.insert("port".into(), port.clone());
+    if !port_list.is_empty() {
+        params.insert("port".into(), port_list.join(","));
     }
     if !path.is_empty() {
         params.insert("dbname".into(), percent_decode(path)?);
@@ -592,8 +686,11 @@ mod tests {
             (p["dbname"].as_str(), p["host"].as_str()),
             ("q", "/var/run/postgresql")
         );
-        let p = parse_url("postgres://[::1]:5433,h2/q").unwrap();
-        assert_eq!((p["host"].as_str(), p["port"].as_str()), ("::1,h2", "5433"));
+        let p = parse_url("postgres://[::1]:5433,h2:5434/q").unwrap();
+        assert_eq!(
+            (p["host"].as_str(), p["port"].as_str()),
+            ("::1,h2", "5433,5434")
+        );
     }
 
     #[test]

@@ -221,10 +221,14 @@ impl PostgresBackend {
                    FROM pg_attribute a WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 \
                    AND NOT a.attisdropped ORDER BY a.attnum";
         let table = self.s.table();
+        let started = self.s.log.start();
         let rows = self
             .client
             .query(sql, &[&table])
             .map_err(|e| self.s.err(e, "reading the table's columns"))?;
+        self.s
+            .log
+            .finish(started, sql, &format!(", {} rows", rows.len()));
         self.s.types = rows
             .iter()
             .map(|r| (r.get::<_, String>(0), r.get::<_, String>(1)))
