@@ -412,3 +412,15 @@ pub fn reap_note(
         ),
     }
 }
+
+/// An error part-way through a batched command, saying what the batches
+/// before it committed: they stand, unlike exit 2's usual "nothing changed".
+pub fn stopped_after(err: anyhow::Error, done: usize, verb: &str) -> anyhow::Error {
+    if done == 0 {
+        err
+    } else {
+        err.context(format!(
+            "stopped part-way: {done} jobs were already {verb} in committed batches, and stay so"
+        ))
+    }
+}

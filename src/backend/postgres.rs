@@ -1430,33 +1430,43 @@ impl Backend for PostgresBackend {
         let has_last_error = last_error.is_some();
         let log = self.s.log.clone();
         let schema = &self.s;
-        loop {
-            let mut tx = write_tx(&mut self.client, &schema.log)?;
-            let rows = tx_query(&mut tx, &log, &select, &select_binds)
-                .map_err(|e| anyhow::anyhow!("reap failed on PostgreSQL: {}", db_message(&e)))?;
-            if rows.is_empty() {
-                break;
-            }
-            outcome.batches += 1;
-            for row in &rows {
-                let job = schema.decode_job(row);
-                let action = reap_action(&job);
-                let note = reap_note(action, request.rule, &job);
-                let mut binds = Binds::default();
-                if has_last_error {
-                    binds.push(note);
-                }
-                binds.push(job.id.to_string());
-                let sql = match action {
-                    ReapAction::Requeue => &requeue_sql,
-                    ReapAction::DeadLetter => &dead_sql,
-                };
-                tx_execute(&mut tx, &log, sql, &binds).map_err(|e| {
+        let client = &mut self.client;
+        let mut committed = 0usize;
+        let result = (|| -> Result<()> {
+            loop {
+                let mut tx = write_tx(client, &schema.log)?;
+                let rows = tx_query(&mut tx, &log, &select, &select_binds).map_err(|e| {
                     anyhow::anyhow!("reap failed on PostgreSQL: {}", db_message(&e))
                 })?;
-                count(&mut outcome, action, job);
+                if rows.is_empty() {
+                    break;
+                }
+                outcome.batches += 1;
+                for row in &rows {
+                    let job = schema.decode_job(row);
+                    let action = reap_action(&job);
+                    let note = reap_note(action, request.rule, &job);
+                    let mut binds = Binds::default();
+                    if has_last_error {
+                        binds.push(note);
+                    }
+                    binds.push(job.id.to_string());
+                    let sql = match action {
+                        ReapAction::Requeue => &requeue_sql,
+                        ReapAction::DeadLetter => &dead_sql,
+                    };
+                    tx_execute(&mut tx, &log, sql, &binds).map_err(|e| {
+                        anyhow::anyhow!("reap failed on PostgreSQL: {}", db_message(&e))
+                    })?;
+                    count(&mut outcome, action, job);
+                }
+                tx.commit().context("cannot commit a reap batch")?;
+                committed = outcome.jobs.len();
             }
-            tx.commit().context("cannot commit a reap batch")?;
+            Ok(())
+        })();
+        if let Err(err) = result {
+            return Err(super::stopped_after(err, committed, "reaped"));
         }
         outcome.jobs.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(outcome)
@@ -1489,10 +1499,15 @@ impl Backend for PostgresBackend {
         );
         let log = self.s.log.clone();
         loop {
-            let mut tx = write_tx(&mut self.client, &self.s.log)?;
-            let deleted = tx_execute(&mut tx, &log, &sql, &binds)
-                .map_err(|e| anyhow::anyhow!("purge failed on PostgreSQL: {}", db_message(&e)))?;
-            tx.commit().context("cannot commit a purge batch")?;
+            let deleted = write_tx(&mut self.client, &self.s.log)
+                .and_then(|mut tx| {
+                    let n = tx_execute(&mut tx, &log, &sql, &binds).map_err(|e| {
+                        anyhow::anyhow!("purge failed on PostgreSQL: {}", db_message(&e))
+                    })?;
+                    tx.commit().context("cannot commit a purge batch")?;
+                    Ok(n)
+                })
+                .map_err(|e| super::stopped_after(e, outcome.purged as usize, "deleted"))?;
             if deleted == 0 {
                 break;
             }

@@ -1842,81 +1842,89 @@ impl Backend for SqliteBackend {
             batches: 0,
         };
         let requeue_counts = self.layout.attempts_counted == AttemptCounting::Requeue;
-        loop {
-            let tx = if request.dry_run {
-                self.env.read(&self.conn)?
-            } else {
-                self.env.immediate(&self.conn)?
-            };
-            let stale = self
-                .env
-                .query(&tx, &select, &params, |row| self.decode_job(row, &columns))?;
-            if stale.is_empty() {
-                break;
-            }
-            outcome.batches += 1;
-            for job in stale {
-                let action = reap_action(&job);
-                if !request.dry_run {
-                    let mut binds = Binds::default();
-                    let mut sets = Vec::new();
-                    let note = reap_note(action, request.rule, &job);
-                    match action {
-                        ReapAction::Requeue => {
-                            sets.push(format!("{status} = {}", self.lit(Status::Pending)));
-                            for concept in [Concept::LockedBy, Concept::LockedAt] {
-                                if let Some(column) = self.col(concept) {
-                                    sets.push(format!("{column} = NULL"));
+        let mut committed = 0usize;
+        let result = (|| -> Result<()> {
+            loop {
+                let tx = if request.dry_run {
+                    self.env.read(&self.conn)?
+                } else {
+                    self.env.immediate(&self.conn)?
+                };
+                let stale = self
+                    .env
+                    .query(&tx, &select, &params, |row| self.decode_job(row, &columns))?;
+                if stale.is_empty() {
+                    break;
+                }
+                outcome.batches += 1;
+                for job in stale {
+                    let action = reap_action(&job);
+                    if !request.dry_run {
+                        let mut binds = Binds::default();
+                        let mut sets = Vec::new();
+                        let note = reap_note(action, request.rule, &job);
+                        match action {
+                            ReapAction::Requeue => {
+                                sets.push(format!("{status} = {}", self.lit(Status::Pending)));
+                                for concept in [Concept::LockedBy, Concept::LockedAt] {
+                                    if let Some(column) = self.col(concept) {
+                                        sets.push(format!("{column} = NULL"));
+                                    }
+                                }
+                                if let (true, Some(attempts)) =
+                                    (requeue_counts, self.col(Concept::Attempts))
+                                {
+                                    sets.push(format!("{attempts} = {attempts} + 1"));
                                 }
                             }
-                            if let (true, Some(attempts)) =
-                                (requeue_counts, self.col(Concept::Attempts))
-                            {
-                                sets.push(format!("{attempts} = {attempts} + 1"));
+                            ReapAction::DeadLetter => {
+                                sets.push(format!("{status} = {}", self.lit(Status::Failed)));
                             }
                         }
-                        ReapAction::DeadLetter => {
-                            sets.push(format!("{status} = {}", self.lit(Status::Failed)));
+                        if let Some(locked_until) = self.col(Concept::LockedUntil) {
+                            sets.push(format!("{locked_until} = NULL"));
                         }
+                        if let Some(updated_at) = self.col(Concept::UpdatedAt) {
+                            sets.push(format!(
+                                "{updated_at} = {}",
+                                self.time_param(Concept::UpdatedAt, now, &mut binds)
+                            ));
+                        }
+                        if let Some(last_error) = self.col(Concept::LastError) {
+                            sets.push(format!("{last_error} = {}", binds.push(note)));
+                        }
+                        let id_p = binds.push(id_value(&job.id));
+                        let sql = format!(
+                            "UPDATE {table} SET {} WHERE {id} = {id_p} AND {status} = {}",
+                            sets.join(", "),
+                            self.lit(Status::Running)
+                        );
+                        self.env.execute(&tx, &sql, &binds.0)?;
                     }
-                    if let Some(locked_until) = self.col(Concept::LockedUntil) {
-                        sets.push(format!("{locked_until} = NULL"));
+                    match action {
+                        ReapAction::Requeue => outcome.requeued += 1,
+                        ReapAction::DeadLetter => outcome.dead_lettered += 1,
                     }
-                    if let Some(updated_at) = self.col(Concept::UpdatedAt) {
-                        sets.push(format!(
-                            "{updated_at} = {}",
-                            self.time_param(Concept::UpdatedAt, now, &mut binds)
-                        ));
-                    }
-                    if let Some(last_error) = self.col(Concept::LastError) {
-                        sets.push(format!("{last_error} = {}", binds.push(note)));
-                    }
-                    let id_p = binds.push(id_value(&job.id));
-                    let sql = format!(
-                        "UPDATE {table} SET {} WHERE {id} = {id_p} AND {status} = {}",
-                        sets.join(", "),
-                        self.lit(Status::Running)
-                    );
-                    self.env.execute(&tx, &sql, &binds.0)?;
+                    outcome.jobs.push(ReapedJob {
+                        id: job.id,
+                        queue: job.queue,
+                        action,
+                        attempts: job.attempts,
+                        max_attempts: job.max_attempts,
+                        locked_by: job.locked_by,
+                        locked_at: job.locked_at,
+                    });
                 }
-                match action {
-                    ReapAction::Requeue => outcome.requeued += 1,
-                    ReapAction::DeadLetter => outcome.dead_lettered += 1,
+                self.env.commit(tx)?;
+                committed = outcome.jobs.len();
+                if request.dry_run {
+                    break;
                 }
-                outcome.jobs.push(ReapedJob {
-                    id: job.id,
-                    queue: job.queue,
-                    action,
-                    attempts: job.attempts,
-                    max_attempts: job.max_attempts,
-                    locked_by: job.locked_by,
-                    locked_at: job.locked_at,
-                });
             }
-            self.env.commit(tx)?;
-            if request.dry_run {
-                break;
-            }
+            Ok(())
+        })();
+        if let Err(err) = result {
+            return Err(super::stopped_after(err, committed, "reaped"));
         }
         outcome.jobs.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(outcome)
@@ -1947,9 +1955,13 @@ impl Backend for SqliteBackend {
             t = self.table()
         );
         loop {
-            let tx = self.env.immediate(&self.conn)?;
-            let deleted = self.env.execute(&tx, &sql, &binds.0)?;
-            self.env.commit(tx)?;
+            let batch = self.env.immediate(&self.conn).and_then(|tx| {
+                let deleted = self.env.execute(&tx, &sql, &binds.0)?;
+                self.env.commit(tx)?;
+                Ok(deleted)
+            });
+            let deleted =
+                batch.map_err(|e| super::stopped_after(e, outcome.purged as usize, "deleted"))?;
             if deleted == 0 {
                 break;
             }
