@@ -109,7 +109,9 @@ fn claim_uses_skip_locked_and_the_partial_index() {
         verbose.stderr
     );
     assert!(
-        verbose.stderr.contains("READ COMMITTED"),
+        verbose
+            .stderr
+            .contains("default_transaction_isolation = 'read committed'"),
         "{}",
         verbose.stderr
     );
