@@ -261,6 +261,16 @@ fn read_tx(client: &mut Client) -> Result<Transaction<'_>> {
         .map_err(|e| anyhow::anyhow!("cannot start a read-only transaction: {e}"))
 }
 
+/// A read-only transaction for `blocked` and `locks`, with a statement
+/// timeout of at most 5 seconds: a diagnostic must answer fast or not at all.
+fn inspect_tx(client: &mut Client, statement_timeout: Duration) -> Result<Transaction<'_>> {
+    let mut tx = read_tx(client)?;
+    let short = statement_timeout.min(Duration::from_secs(5)).as_millis();
+    tx.batch_execute(&format!("SET LOCAL statement_timeout = {short}"))
+        .context("cannot set the statement timeout")?;
+    Ok(tx)
+}
+
 /// A write transaction, READ COMMITTED whatever the server's default:
 /// SKIP LOCKED claims under SERIALIZABLE would fail with serialization
 /// errors instead of moving on.
@@ -1792,15 +1802,7 @@ impl Backend for PostgresBackend {
              ORDER BY a.pid"
         );
         let log = self.s.log.clone();
-        let mut tx = read_tx(&mut self.client)?;
-        let short = self
-            .s
-            .options
-            .statement_timeout
-            .min(Duration::from_secs(5))
-            .as_millis();
-        tx.batch_execute(&format!("SET LOCAL statement_timeout = {short}"))
-            .context("cannot set the statement timeout")?;
+        let mut tx = inspect_tx(&mut self.client, self.s.options.statement_timeout)?;
         let err = |e: postgres::Error| {
             anyhow::anyhow!("blocked failed on PostgreSQL: {}", db_message(&e))
         };
@@ -1922,15 +1924,7 @@ impl Backend for PostgresBackend {
                      AND l.pid <> pg_backend_pid() \
                    ORDER BY l.granted DESC, l.classid, l.objid, l.objsubid, l.pid";
         let log = self.s.log.clone();
-        let mut tx = read_tx(&mut self.client)?;
-        let short = self
-            .s
-            .options
-            .statement_timeout
-            .min(Duration::from_secs(5))
-            .as_millis();
-        tx.batch_execute(&format!("SET LOCAL statement_timeout = {short}"))
-            .context("cannot set the statement timeout")?;
+        let mut tx = inspect_tx(&mut self.client, self.s.options.statement_timeout)?;
         let rows = tx_query(&mut tx, &log, sql, &Binds::default())
             .map_err(|e| anyhow::anyhow!("locks failed on PostgreSQL: {}", db_message(&e)))?;
         tx.rollback().ok();
