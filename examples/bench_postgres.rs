@@ -33,120 +33,45 @@
 //!
 //! It exits 1 when a target is missed, 2 on an error.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+#[path = "common/mod.rs"]
+mod common;
+
+use std::path::Path;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
+use common::{ClaimVariant, Indexes, MONTH, Sizes, thousands};
 use postgres::{Client, GenericClient};
 use qctl::backend::pg_connect::{self, ConnInfo};
-use qctl::backend::{self, Access, Backend, ClaimRequest, ConnectOptions, StaleRule, StatsRequest};
+use qctl::backend::{self, Access, Backend, ConnectOptions};
 use qctl::layout::Layout;
 use qctl::target::Target;
 
-/// Claim latency may grow by at most this factor with 1M finished jobs.
-const CLAIM_RATIO_TARGET: f64 = 1.5;
-/// `stats` on the 2M-row table must take less than this.
-const STATS_TARGET: Duration = Duration::from_millis(100);
-/// Seconds in the 30 days the finished history is spread over.
-const MONTH: i64 = 30 * 86_400;
 const DEFAULT_SERVER: &str = "host=127.0.0.1 port=5432 user=postgres";
-
-/// How big the run is; `--quick` shrinks it to check the harness itself.
-struct Sizes {
-    /// Finished jobs in the "with history" claim variants.
-    history: i64,
-    /// Ready jobs in queue 'default' when the claims start.
-    backlog: i64,
-    rounds: usize,
-    /// Claims per round for an indexed variant.
-    claims_per_round: usize,
-    /// Claims per round without a usable index: each one reads the whole
-    /// table, so fewer keep the run short while still giving a median.
-    unindexed_claims_per_round: usize,
-    /// Untimed claims per variant first, so connection warm-up, catalog
-    /// caches and a cold buffer cache are not part of the figures.
-    warmup_claims: usize,
-    stats_finished: i64,
-    stats_ready: i64,
-    stats_scheduled: i64,
-    stats_running: i64,
-    stats_stale: i64,
-    stats_failed: i64,
-    stats_rounds: usize,
-}
-
-impl Sizes {
-    const FULL: Sizes = Sizes {
-        history: 1_000_000,
-        backlog: 10_000,
-        rounds: 20,
-        claims_per_round: 100,
-        unindexed_claims_per_round: 5,
-        warmup_claims: 20,
-        stats_finished: 1_980_000,
-        stats_ready: 12_000,
-        stats_scheduled: 3_000,
-        stats_running: 3_900,
-        stats_stale: 100,
-        stats_failed: 1_000,
-        stats_rounds: 20,
-    };
-
-    /// Big enough that `stats` estimates (qctl counts exactly below 200,000
-    /// rows by the planner's estimate), small enough to finish in seconds.
-    const QUICK: Sizes = Sizes {
-        history: 100_000,
-        backlog: 2_000,
-        rounds: 5,
-        claims_per_round: 40,
-        unindexed_claims_per_round: 5,
-        warmup_claims: 5,
-        stats_finished: 297_000,
-        stats_ready: 1_800,
-        stats_scheduled: 450,
-        stats_running: 585,
-        stats_stale: 15,
-        stats_failed: 150,
-        stats_rounds: 5,
-    };
-
-    fn stats_rows(&self) -> i64 {
-        self.stats_finished
-            + self.stats_ready
-            + self.stats_scheduled
-            + self.stats_running
-            + self.stats_stale
-            + self.stats_failed
-    }
-}
-
-struct Options {
-    sizes: Sizes,
-    qctl: PathBuf,
-    server: String,
-    keep: bool,
-}
+const USAGE: &str = "bench_postgres [--quick] [--server CONNINFO] [--qctl PATH] [--keep]";
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(1),
-        Err(err) => {
-            eprintln!("bench_postgres: error: {err:#}");
-            ExitCode::from(2)
-        }
-    }
+    common::exit_code("bench_postgres", run())
 }
 
 fn run() -> Result<bool> {
-    let options = parse_args()?;
+    let mut conninfo = DEFAULT_SERVER.to_string();
+    let options = common::parse_args(USAGE, |arg, args| {
+        Ok(match arg {
+            "--server" => {
+                conninfo = args.next().context("--server needs a conninfo")?;
+                true
+            }
+            _ => false,
+        })
+    })?;
     ensure!(
-        options.qctl.is_file(),
-        "no qctl binary at {}; build it with `cargo build --release --bins` or pass --qctl PATH",
-        options.qctl.display()
+        !conninfo.contains("dbname") && !conninfo.contains("://"),
+        "--server takes a keyword string without dbname, e.g. {DEFAULT_SERVER:?}"
     );
-    let mut server = Server::new(&options.server, options.keep)?;
+    common::check_qctl(&options.qctl)?;
+    let mut server = Server::new(&conninfo, options.keep)?;
     let version: String = server.admin.query_one("SHOW server_version", &[])?.get(0);
     let settings: Vec<String> = server
         .admin
@@ -170,45 +95,6 @@ fn run() -> Result<bool> {
         println!("\nkept the databases: {}", server.created.join(", "));
     }
     Ok(claims_ok && stats_ok)
-}
-
-fn parse_args() -> Result<Options> {
-    let mut sizes = Sizes::FULL;
-    // The qctl binary sits next to the examples directory in a cargo
-    // target dir: target/release/examples/bench_postgres -> target/release/qctl.
-    let mut qctl = std::env::current_exe()?
-        .parent()
-        .and_then(Path::parent)
-        .map(|release| release.join("qctl"))
-        .unwrap_or_else(|| PathBuf::from("qctl"));
-    let mut server = DEFAULT_SERVER.to_string();
-    let mut keep = false;
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--quick" => sizes = Sizes::QUICK,
-            "--qctl" => qctl = args.next().context("--qctl needs a path")?.into(),
-            "--server" => server = args.next().context("--server needs a conninfo")?,
-            "--keep" => keep = true,
-            "-h" | "--help" => {
-                println!(
-                    "usage: bench_postgres [--quick] [--server CONNINFO] [--qctl PATH] [--keep]"
-                );
-                std::process::exit(0);
-            }
-            other => bail!("unknown argument {other:?}; try --help"),
-        }
-    }
-    ensure!(
-        !server.contains("dbname") && !server.contains("://"),
-        "--server takes a keyword string without dbname, e.g. {DEFAULT_SERVER:?}"
-    );
-    Ok(Options {
-        sizes,
-        qctl,
-        server,
-        keep,
-    })
 }
 
 // ---------------------------------------------------------------------------
@@ -313,17 +199,8 @@ fn open(url: &str, access: Access) -> Result<Box<dyn Backend>> {
 // ---------------------------------------------------------------------------
 // Building tables
 
-/// Which indexes a claim variant's table has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Indexes {
-    /// What `qctl init` creates: the partial claim index and the status index.
-    Init,
-    /// `CREATE INDEX jobs_status ON jobs (status)`, as many queues start.
-    StatusOnly,
-    /// The primary key only.
-    None,
-}
-
+/// The labels in the report and the scratch databases' names; the enum
+/// itself is shared.
 impl Indexes {
     fn label(self) -> &'static str {
         match self {
@@ -431,167 +308,54 @@ fn fill_ready(client: &mut impl GenericClient, count: i64, now: i64, queue: &str
 // ---------------------------------------------------------------------------
 // 1. Claim latency against history
 
-struct ClaimVariant {
-    indexes: Indexes,
-    history: i64,
-    per_round: usize,
-    backend: Box<dyn Backend>,
-    samples: Vec<Duration>,
-}
-
 fn bench_claims(server: &mut Server, sizes: &Sizes) -> Result<bool> {
-    println!(
-        "\n== 1. claim latency: Backend::claim on queue 'default', {} ready jobs at the start ==",
-        thousands(sizes.backlog)
-    );
-    let now = chrono::Utc::now().timestamp();
-    // One base database per history size, copied per index variant, so the
-    // variants differ in their indexes only.
-    let histories = [0, sizes.history];
-    for history in histories {
-        let started = Instant::now();
-        let base = format!("base_{history}");
-        server.create(&base, None)?;
-        let url = server.url(&base);
-        let mut client = connect(&url)?;
-        create_table(&url, &mut client)?;
-        let mut tx = client.transaction()?;
-        fill_finished(&mut tx, history, now)?;
-        fill_ready(&mut tx, sizes.backlog, now, "default")?;
-        tx.commit()?;
-        println!(
-            "built {} finished + {} ready jobs in {:.1}s",
-            thousands(history),
-            thousands(sizes.backlog),
-            started.elapsed().as_secs_f64()
-        );
-    }
-    let started = Instant::now();
-    let mut variants = Vec::new();
-    for indexes in [Indexes::Init, Indexes::StatusOnly, Indexes::None] {
+    // The variants' backends hold connections to the databases the guard
+    // drops; common::bench_claims drops them before it returns.
+    common::bench_claims(sizes, |now| {
+        // One base database per history size, copied per index variant, so
+        // the variants differ in their indexes only.
+        let histories = [0, sizes.history];
         for history in histories {
-            let name = format!("claim_{}_{history}", indexes.db_name());
-            server.create(&name, Some(&format!("base_{history}")))?;
-            let url = server.url(&name);
-            add_indexes(&url, indexes)?;
-            let per_round = match indexes {
-                Indexes::None => sizes.unindexed_claims_per_round,
-                _ => sizes.claims_per_round,
-            };
-            variants.push(ClaimVariant {
-                indexes,
-                history,
-                per_round,
-                backend: open(&url, Access::Write)?,
-                samples: Vec::new(),
-            });
-        }
-    }
-    for history in histories {
-        server.drop_database(&format!("base_{history}"))?;
-    }
-    println!(
-        "copied into {} databases, indexed and analyzed in {:.1}s",
-        variants.len(),
-        started.elapsed().as_secs_f64()
-    );
-    print_claim_plans(server, &variants)?;
-
-    let request = ClaimRequest {
-        worker: "bench".into(),
-        queue: Some("default".into()),
-        lease: Some(Duration::from_secs(300)),
-    };
-    for variant in &mut variants {
-        for _ in 0..sizes.warmup_claims.min(variant.per_round) {
-            claim(variant, &request)?;
-        }
-    }
-    let started = Instant::now();
-    for round in 0..sizes.rounds {
-        // Rotate who goes first, so no variant always follows the same one.
-        let n = variants.len();
-        for k in 0..n {
-            let variant = &mut variants[(round + k) % n];
-            for _ in 0..variant.per_round {
-                let took = claim(variant, &request)?;
-                variant.samples.push(took);
-            }
-        }
-    }
-    println!(
-        "{} rounds, interleaved, in {:.1}s\n",
-        sizes.rounds,
-        started.elapsed().as_secs_f64()
-    );
-    println!(
-        "{:<20} {:>10} {:>7} {:>11} {:>11}",
-        "indexes", "finished", "claims", "median", "p90"
-    );
-    for v in &variants {
-        println!(
-            "{:<20} {:>10} {:>7} {:>11} {:>11}",
-            v.indexes.label(),
-            thousands(v.history),
-            v.samples.len(),
-            ms(median(&v.samples)),
-            ms(percentile(&v.samples, 0.9))
-        );
-    }
-    let median_of = |indexes: Indexes, history: i64| {
-        variants
-            .iter()
-            .find(|v| v.indexes == indexes && v.history == history)
-            .map(|v| median(&v.samples).as_secs_f64())
-            .expect("every variant was built")
-    };
-    println!(
-        "\nratio of medians, {} finished / none:",
-        thousands(sizes.history)
-    );
-    let mut ok = true;
-    for indexes in [Indexes::Init, Indexes::StatusOnly, Indexes::None] {
-        let ratio = median_of(indexes, sizes.history) / median_of(indexes, 0);
-        let verdict = if indexes == Indexes::Init {
-            let pass = ratio <= CLAIM_RATIO_TARGET;
-            ok &= pass;
-            format!(
-                "(target <= {CLAIM_RATIO_TARGET}x) {}",
-                if pass { "PASS" } else { "FAIL" }
-            )
-        } else {
-            "(contrast)".to_string()
-        };
-        println!("  {:<20} {ratio:>7.2}x  {verdict}", indexes.label());
-    }
-    println!("ratio of medians against init indexes, same history:");
-    for indexes in [Indexes::StatusOnly, Indexes::None] {
-        for history in histories {
-            let ratio = median_of(indexes, history) / median_of(Indexes::Init, history);
+            let started = Instant::now();
+            let base = format!("base_{history}");
+            server.create(&base, None)?;
+            let url = server.url(&base);
+            let mut client = connect(&url)?;
+            create_table(&url, &mut client)?;
+            let mut tx = client.transaction()?;
+            fill_finished(&mut tx, history, now)?;
+            fill_ready(&mut tx, sizes.backlog, now, "default")?;
+            tx.commit()?;
             println!(
-                "  {:<20} {ratio:>7.2}x  with {} finished",
-                indexes.label(),
-                thousands(history)
+                "built {} finished + {} ready jobs in {:.1}s",
+                thousands(history),
+                thousands(sizes.backlog),
+                started.elapsed().as_secs_f64()
             );
         }
-    }
-    // The backends hold connections to the databases the guard drops.
-    drop(variants);
-    Ok(ok)
-}
-
-fn claim(variant: &mut ClaimVariant, request: &ClaimRequest) -> Result<Duration> {
-    let started = Instant::now();
-    let job = variant.backend.claim(request)?;
-    let took = started.elapsed();
-    // An empty queue would make a claim trivially fast: refuse the figure.
-    ensure!(
-        job.is_some(),
-        "the backlog ran dry ({}, {} finished); raise the backlog",
-        variant.indexes.label(),
-        variant.history
-    );
-    Ok(took)
+        let started = Instant::now();
+        let mut variants = Vec::new();
+        for indexes in Indexes::ALL {
+            for history in histories {
+                let name = format!("claim_{}_{history}", indexes.db_name());
+                server.create(&name, Some(&format!("base_{history}")))?;
+                let url = server.url(&name);
+                add_indexes(&url, indexes)?;
+                let backend = open(&url, Access::Write)?;
+                variants.push(ClaimVariant::new(indexes, history, sizes, backend));
+            }
+        }
+        for history in histories {
+            server.drop_database(&format!("base_{history}"))?;
+        }
+        println!(
+            "copied into {} databases, indexed and analyzed in {:.1}s",
+            variants.len(),
+            started.elapsed().as_secs_f64()
+        );
+        print_claim_plans(server, &variants)?;
+        Ok(variants)
+    })
 }
 
 /// The plan PostgreSQL picks for the claim's inner SELECT in each variant,
@@ -640,41 +404,18 @@ fn bench_stats(server: &mut Server, sizes: &Sizes, qctl: &Path) -> Result<bool> 
     server.create("stats", None)?;
     let url = server.url("stats");
     build_stats_table(&url, sizes)?;
-    println!(
-        "built {} ready, {} scheduled, {} running ({} of them stale), {} failed in {:.1}s",
-        thousands(sizes.stats_ready),
-        thousands(sizes.stats_scheduled),
-        thousands(sizes.stats_running + sizes.stats_stale),
-        thousands(sizes.stats_stale),
-        thousands(sizes.stats_failed),
-        started.elapsed().as_secs_f64()
-    );
+    common::print_stats_built(sizes, started);
     let mut backend = open(&url, Access::Read)?;
-    let request = |exact| StatsRequest {
-        exact,
-        stale: Some(StaleRule::Lease),
-    };
-
-    // Sanity: the estimate is worth timing only if it is taken and close.
-    let estimated = backend.stats(&request(false))?;
-    let exact = backend.stats(&request(true))?;
-    ensure!(
-        exact.total.done == sizes.stats_finished,
-        "exact done count {} != {} built",
-        exact.total.done,
-        sizes.stats_finished
-    );
+    let (estimated, exact) = common::estimate_and_count(&mut *backend, sizes)?;
+    // Without ANALYZE, or on a small table, qctl counts: then there is no
+    // estimate to time.
     ensure!(
         estimated.total.estimated.contains(&"done"),
         "stats counted finished jobs exactly: the table looks unanalyzed or small"
     );
-    println!(
-        "done: estimated {} (estimated fields: {:?}), exact {} ({:+.2}%)",
-        thousands(estimated.total.done),
-        estimated.total.estimated,
-        thousands(exact.total.done),
-        (estimated.total.done - exact.total.done) as f64 * 100.0 / exact.total.done as f64
-    );
+    common::print_estimate(&estimated, &exact);
+    // qctl estimates only done: the unfinished counts are exact even
+    // without --exact, so they must match.
     for (field, got, want) in [
         ("pending", estimated.total.pending, exact.total.pending),
         ("running", estimated.total.running, exact.total.running),
@@ -687,113 +428,10 @@ fn bench_stats(server: &mut Server, sizes: &Sizes, qctl: &Path) -> Result<bool> 
     ] {
         ensure!(got == want, "{field}: {got} without --exact, {want} exact");
     }
-
-    type Run<'a> = Box<dyn FnMut() -> Result<()> + 'a>;
-    let process = |extra: &'static [&'static str]| {
-        let url = url.clone();
-        move || -> Result<()> {
-            let status = Command::new(qctl)
-                .args(["-d", &url, "stats"])
-                .args(extra)
-                .stdout(Stdio::null())
-                .status()
-                .with_context(|| format!("cannot run {}", qctl.display()))?;
-            ensure!(status.success(), "qctl stats exited with {status}");
-            Ok(())
-        }
-    };
-    let mut variants: Vec<(&str, bool, Run<'_>, Vec<Duration>)> = vec![
-        (
-            "Backend::stats",
-            true,
-            Box::new(|| backend.stats(&request(false)).map(drop)),
-            Vec::new(),
-        ),
-        (
-            "qctl stats (process)",
-            true,
-            Box::new(process(&[])),
-            Vec::new(),
-        ),
-        (
-            "qctl stats --exact",
-            false,
-            Box::new(process(&["--exact"])),
-            Vec::new(),
-        ),
-    ];
-    // One warm-up each: the first run pays for buffer cache misses.
-    for (_, _, run, _) in &mut variants {
-        run()?;
-    }
-    for round in 0..sizes.stats_rounds {
-        let n = variants.len();
-        for k in 0..n {
-            let (_, _, run, samples) = &mut variants[(round + k) % n];
-            let started = Instant::now();
-            run()?;
-            samples.push(started.elapsed());
-        }
-    }
-    println!(
-        "\n{:<22} {:>5} {:>11} {:>11}  verdict (target < {} ms)",
-        "variant",
-        "runs",
-        "median",
-        "p90",
-        STATS_TARGET.as_millis()
-    );
-    let mut ok = true;
-    for (name, judged, _, samples) in &variants {
-        let m = median(samples);
-        let verdict = if *judged {
-            let pass = m < STATS_TARGET;
-            ok &= pass;
-            if pass { "PASS" } else { "FAIL" }
-        } else {
-            "(contrast)"
-        };
-        println!(
-            "{name:<22} {:>5} {:>11} {:>11}  {verdict}",
-            samples.len(),
-            ms(m),
-            ms(percentile(samples, 0.9))
-        );
-    }
-    drop(variants);
+    let ok = common::time_stats(&mut *backend, sizes, qctl, &url)?;
     drop(backend);
-    print_breakdown(qctl, &url)?;
+    common::print_breakdown(qctl, &url, true)?;
     Ok(ok)
-}
-
-/// Where one `qctl stats` run spends its time, from its own `-v` log, so
-/// the breakdown follows whatever SQL qctl runs today.
-fn print_breakdown(qctl: &Path, url: &str) -> Result<()> {
-    let started = Instant::now();
-    let output = Command::new(qctl)
-        .args(["-v", "-d", url, "stats"])
-        .stdout(Stdio::null())
-        .output()
-        .with_context(|| format!("cannot run {}", qctl.display()))?;
-    let took = started.elapsed();
-    ensure!(output.status.success(), "qctl -v stats failed");
-    println!(
-        "\nwhere one `qctl -v stats` run ({} in all) spends its time:",
-        ms(took)
-    );
-    for line in String::from_utf8_lossy(&output.stderr).lines() {
-        // "qctl: sql (1.234 ms, 3 rows): SELECT ..."
-        let Some(rest) = line.strip_prefix("qctl: sql (") else {
-            continue;
-        };
-        let Some((time, sql)) = rest.split_once("): ") else {
-            continue;
-        };
-        let time = time.split(',').next().unwrap_or(time);
-        let sql: String = sql.chars().take(90).collect();
-        println!("  {time:>11}  {sql}");
-    }
-    Ok(())
 }
 
 /// 99% finished; the rest pending ready, pending scheduled, running (some
@@ -850,40 +488,4 @@ fn build_stats_table(url: &str, sizes: &Sizes) -> Result<()> {
     tx.commit()?;
     drop(client);
     add_indexes(url, Indexes::Init)
-}
-
-// ---------------------------------------------------------------------------
-// Figures
-
-fn median(samples: &[Duration]) -> Duration {
-    percentile(samples, 0.5)
-}
-
-/// Nearest-rank percentile.
-fn percentile(samples: &[Duration], p: f64) -> Duration {
-    let mut sorted = samples.to_vec();
-    sorted.sort_unstable();
-    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len().max(1));
-    sorted.get(rank - 1).copied().unwrap_or_default()
-}
-
-fn ms(d: Duration) -> String {
-    let ms = d.as_secs_f64() * 1000.0;
-    if ms < 10.0 {
-        format!("{ms:.3} ms")
-    } else {
-        format!("{ms:.1} ms")
-    }
-}
-
-fn thousands(n: i64) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if n < 0 { format!("-{out}") } else { out }
 }
