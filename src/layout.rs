@@ -222,6 +222,13 @@ impl StatusValues {
         Status::ALL.into_iter().find(|s| self.stored(*s) == stored)
     }
 
+    /// The canonical name of a stored value, or the stored value itself
+    /// when it maps to none.
+    pub fn name_of(&self, stored: String) -> String {
+        self.canonical(&stored)
+            .map_or(stored, |s| s.name().to_string())
+    }
+
     /// The stored value as a SQL string literal. Status values are written
     /// as literals, not bound, so the planner can match a partial index.
     pub fn literal(&self, status: Status) -> String {

@@ -64,6 +64,14 @@ pub struct Job {
     pub last_error: Option<String>,
 }
 
+/// A stored payload as JSON; text that is not JSON stays a string.
+pub fn payload_value(raw: Option<String>) -> serde_json::Value {
+    match raw {
+        Some(raw) => serde_json::from_str(&raw).unwrap_or(serde_json::Value::String(raw)),
+        None => serde_json::Value::Null,
+    }
+}
+
 /// A job to add.
 #[derive(Debug, Clone)]
 pub struct NewJob {
@@ -129,6 +137,47 @@ pub struct QueueCounts {
     pub counts: Counts,
 }
 
+impl Stats {
+    /// The document from per-queue counts: the total, and `done` marked
+    /// estimated everywhere when it was.
+    pub fn from_queues(
+        backend: &'static str,
+        table: String,
+        by_queue: std::collections::BTreeMap<Option<String>, Counts>,
+        done_estimated: bool,
+        stale: Option<crate::backend::StaleRule>,
+    ) -> Stats {
+        let mut total = Counts {
+            stale: stale.map(|_| 0),
+            ..Counts::default()
+        };
+        let queues = by_queue
+            .into_iter()
+            .map(|(queue, mut counts)| {
+                if done_estimated {
+                    counts.estimated.push("done");
+                }
+                total.add(&counts);
+                QueueCounts { queue, counts }
+            })
+            .collect();
+        if done_estimated && !total.estimated.contains(&"done") {
+            total.estimated.push("done");
+        }
+        Stats {
+            backend,
+            table,
+            queues,
+            total,
+            stale_rule: stale.map(crate::backend::StaleRule::name),
+            stale_timeout_seconds: match stale {
+                Some(crate::backend::StaleRule::LockAge(t)) => Some(t.as_secs_f64()),
+                _ => None,
+            },
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Stats {
     pub backend: &'static str,
@@ -158,6 +207,35 @@ pub struct ReapedJob {
     pub locked_by: Option<String>,
     #[serde(serialize_with = "serialize_time")]
     pub locked_at: Option<DateTime<Utc>>,
+}
+
+impl ReapOutcome {
+    pub fn new(dry_run: bool) -> ReapOutcome {
+        ReapOutcome {
+            dry_run,
+            requeued: 0,
+            dead_lettered: 0,
+            jobs: Vec::new(),
+            batches: 0,
+        }
+    }
+
+    /// Counts what reap did (or would do) to one job and lists it.
+    pub fn record(&mut self, action: ReapAction, job: Job) {
+        match action {
+            ReapAction::Requeue => self.requeued += 1,
+            ReapAction::DeadLetter => self.dead_lettered += 1,
+        }
+        self.jobs.push(ReapedJob {
+            id: job.id,
+            queue: job.queue,
+            action,
+            attempts: job.attempts,
+            max_attempts: job.max_attempts,
+            locked_by: job.locked_by,
+            locked_at: job.locked_at,
+        });
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -144,6 +144,40 @@ pub struct FinishRequest {
     pub finish: Finish,
 }
 
+impl FinishRequest {
+    /// Whether the job is still the worker's to finish: running, under
+    /// its name, and on the attempt it claimed when it says which.
+    pub fn holds(&self, job: &crate::model::Job) -> bool {
+        job.status == "running"
+            && job.locked_by.as_deref() == Some(self.worker.as_str())
+            && self.attempt.is_none_or(|a| job.attempts == Some(a))
+    }
+}
+
+/// Refuses a job the layout cannot store: a queue other than `default`
+/// without a queue column, or a future due time without a run_at column.
+pub fn check_new_job(layout: &Layout, job: &NewJob, now: DateTime<Utc>) -> Result<()> {
+    use crate::error::QctlError;
+    use crate::layout::Concept;
+    if layout.column(Concept::Queue).is_none() && job.queue != "default" {
+        return Err(QctlError::LayoutLacks {
+            layout: layout.preset.clone(),
+            concept: "queue",
+            needed_for: format!("a job for queue '{}' needs", job.queue),
+        }
+        .into());
+    }
+    if layout.column(Concept::RunAt).is_none() && job.run_at > now + chrono::Duration::seconds(1) {
+        return Err(QctlError::LayoutLacks {
+            layout: layout.preset.clone(),
+            concept: "run_at",
+            needed_for: "a delayed job (--run-at, --delay, run_at) needs".into(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone)]
 pub enum RetrySelection {
     Ids(Vec<JobId>),

@@ -17,15 +17,15 @@ use super::{
     Access, Backend, BenchMode, BenchRequest, Blocked, ClaimRequest, ConnectOptions,
     ExplainRequest, ExplainTarget, Finish, FinishRequest, ListRequest, ListStatus, LockKey,
     PurgeRequest, ReapRequest, RetrySelection, SqlLog, StaleRule, StatsRequest, attempts_exhausted,
-    reap_action, reap_note,
+    check_new_job, reap_action, reap_note,
 };
 use crate::error::QctlError;
 use crate::explain::{ExplainReport, PlanFinding, PlanLine, QueryCheck, Severity};
 use crate::layout::{AttemptCounting, Concept, Ident, Layout, Status};
 use crate::model::{
     AdvisoryLock, BenchReport, BenchRun, BlockedReport, BlockingSession, Counts, EnqueueOutcome,
-    FinishOutcome, Job, JobId, LocksReport, NewJob, PurgeOutcome, QueueCounts, ReapAction,
-    ReapOutcome, ReapedJob, RetryOutcome, Stats, WaitingSession,
+    FinishOutcome, Job, JobId, LocksReport, NewJob, PurgeOutcome, ReapAction, ReapOutcome,
+    RetryOutcome, Stats, WaitingSession, payload_value,
 };
 use crate::target::PostgresTarget;
 
@@ -440,16 +440,11 @@ impl Schema {
         } else {
             JobId::Text(row.get::<_, Option<String>>(0).unwrap_or_default())
         };
-        let stored = text(Concept::Status).unwrap_or_default();
         let status = self
             .layout
             .statuses
-            .canonical(&stored)
-            .map_or(stored, |s| s.name().to_string());
-        let payload = match text(Concept::Payload) {
-            Some(raw) => serde_json::from_str(&raw).unwrap_or(serde_json::Value::String(raw)),
-            None => serde_json::Value::Null,
-        };
+            .name_of(text(Concept::Status).unwrap_or_default());
+        let payload = payload_value(text(Concept::Payload));
         Job {
             id,
             queue: text(Concept::Queue),
@@ -785,28 +780,7 @@ impl Backend for PostgresBackend {
                 .filter(|c| self.s.layout.column(*c).is_some()),
         );
         let columns: Vec<String> = concepts.iter().map(|c| self.s.must(*c)).collect();
-        let has_queue = self.s.layout.column(Concept::Queue).is_some();
-        let has_run_at = self.s.layout.column(Concept::RunAt).is_some();
         let layout = self.s.layout.clone();
-        let check = move |job: &NewJob, now: DateTime<Utc>| -> Result<()> {
-            if !has_queue && job.queue != "default" {
-                return Err(QctlError::LayoutLacks {
-                    layout: layout.preset.clone(),
-                    concept: "queue",
-                    needed_for: format!("a job for queue '{}' needs", job.queue),
-                }
-                .into());
-            }
-            if !has_run_at && job.run_at > now + chrono::Duration::seconds(1) {
-                return Err(QctlError::LayoutLacks {
-                    layout: layout.preset.clone(),
-                    concept: "run_at",
-                    needed_for: "a delayed job (--run-at, --delay, run_at) needs".into(),
-                }
-                .into());
-            }
-            Ok(())
-        };
         // The server's clock, not this machine's: claim and stats compare
         // with the server's now(), so a skewed client must not make new
         // jobs look scheduled or old.
@@ -857,7 +831,7 @@ impl Backend for PostgresBackend {
             let mut ids = Vec::new();
             for job in jobs {
                 let job = job?;
-                check(&job, client_now)?;
+                check_new_job(&layout, &job, client_now)?;
                 let params = values(&concepts, &job, &pending, now, skew);
                 let refs: Vec<&(dyn ToSql + Sync)> =
                     params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
@@ -902,7 +876,7 @@ impl Backend for PostgresBackend {
         let mut count = 0u64;
         for job in jobs {
             let job = job?;
-            check(&job, client_now)?;
+            check_new_job(&layout, &job, client_now)?;
             let params = values(&concepts, &job, &pending, now, skew);
             let refs: Vec<&(dyn ToSql + Sync)> =
                 params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
@@ -1043,31 +1017,13 @@ impl Backend for PostgresBackend {
             }
         }
         tx.commit().ok();
-        let mut total = blank.clone();
-        let queues = by_queue
-            .into_iter()
-            .map(|(queue, mut counts)| {
-                if estimated {
-                    counts.estimated.push("done");
-                }
-                total.add(&counts);
-                QueueCounts { queue, counts }
-            })
-            .collect();
-        if estimated && !total.estimated.contains(&"done") {
-            total.estimated.push("done");
-        }
-        Ok(Stats {
-            backend: "postgres",
-            table: self.s.layout.table.to_string(),
-            queues,
-            total,
-            stale_rule: stale_rule.map(StaleRule::name),
-            stale_timeout_seconds: match stale_rule {
-                Some(StaleRule::LockAge(t)) => Some(t.as_secs_f64()),
-                _ => None,
-            },
-        })
+        Ok(Stats::from_queues(
+            "postgres",
+            self.s.layout.table.to_string(),
+            by_queue,
+            estimated,
+            stale_rule,
+        ))
     }
 
     fn list(&mut self, request: &ListRequest) -> Result<Vec<Job>> {
@@ -1231,10 +1187,7 @@ impl Backend for PostgresBackend {
         })?;
         let decode = |row: &Row| schema.decode_job(row);
         let job = not_held_or_missing(rows.first().map(decode), &request.id, &table_name)?;
-        let held = job.status == "running"
-            && job.locked_by.as_deref() == Some(request.worker.as_str())
-            && request.attempt.is_none_or(|a| job.attempts == Some(a));
-        if !held {
+        if !request.holds(&job) {
             return Ok(FinishOutcome::NotHeld(job));
         }
         let mut sets = Vec::new();
@@ -1395,19 +1348,13 @@ impl Backend for PostgresBackend {
         let mut select_binds = Binds::default();
         let limit = (!request.dry_run).then_some(request.batch_size);
         let select = self.s.reap_select(request, &mut select_binds, limit)?;
-        let mut outcome = ReapOutcome {
-            dry_run: request.dry_run,
-            requeued: 0,
-            dead_lettered: 0,
-            jobs: Vec::new(),
-            batches: 0,
-        };
+        let mut outcome = ReapOutcome::new(request.dry_run);
         if request.dry_run {
             let rows = self.query(&select, &select_binds, "reap --dry-run")?;
             for row in &rows {
                 let job = self.s.decode_job(row);
                 let action = reap_action(&job);
-                count(&mut outcome, action, job);
+                outcome.record(action, job);
             }
             outcome.jobs.sort_by(|a, b| a.id.cmp(&b.id));
             return Ok(outcome);
@@ -1487,7 +1434,7 @@ impl Backend for PostgresBackend {
                     tx_execute(&mut tx, &log, sql, &binds).map_err(|e| {
                         anyhow::anyhow!("reap failed on PostgreSQL: {}", db_message(&e))
                     })?;
-                    count(&mut outcome, action, job);
+                    outcome.record(action, job);
                 }
                 tx.commit().context("cannot commit a reap batch")?;
                 committed = outcome.jobs.len();
@@ -2163,22 +2110,6 @@ impl PostgresBackend {
         self.s.log.finish(started, sql, "");
         result.map_err(|e| self.s.err(e, "creating the index"))
     }
-}
-
-fn count(outcome: &mut ReapOutcome, action: ReapAction, job: Job) {
-    match action {
-        ReapAction::Requeue => outcome.requeued += 1,
-        ReapAction::DeadLetter => outcome.dead_lettered += 1,
-    }
-    outcome.jobs.push(ReapedJob {
-        id: job.id,
-        queue: job.queue,
-        action,
-        attempts: job.attempts,
-        max_attempts: job.max_attempts,
-        locked_by: job.locked_by,
-        locked_at: job.locked_at,
-    });
 }
 
 /// The server's words for an error, without the driver's wrapping.

@@ -19,7 +19,7 @@ use super::{
     Access, Backend, BenchMode, BenchRequest, Blocked, ClaimRequest, ConnectOptions,
     ExplainRequest, ExplainTarget, Finish, FinishRequest, ListRequest, ListStatus, LockKey,
     PurgeRequest, ReapRequest, RetrySelection, SqlLog, StaleRule, StatsRequest, attempts_exhausted,
-    reap_action, reap_note,
+    check_new_job, reap_action, reap_note,
 };
 use crate::duration::{format_duration, parse_timestamp};
 use crate::error::QctlError;
@@ -27,8 +27,7 @@ use crate::explain::{ExplainReport, PlanFinding, PlanLine, QueryCheck, Severity}
 use crate::layout::{AttemptCounting, Concept, Ident, Layout, Status, TimeEncoding};
 use crate::model::{
     BenchReport, Counts, EnqueueOutcome, FileLockHolder, FinishOutcome, Job, JobId, NewJob,
-    PurgeOutcome, QueueCounts, ReapAction, ReapOutcome, ReapedJob, RetryOutcome, SqliteLockReport,
-    Stats,
+    PurgeOutcome, ReapAction, ReapOutcome, RetryOutcome, SqliteLockReport, Stats, payload_value,
 };
 use crate::target::SqliteTarget;
 
@@ -595,16 +594,11 @@ impl SqliteBackend {
             Some(other) => JobId::Text(value_text(other).unwrap_or_default()),
             None => JobId::Text(String::new()),
         };
-        let stored_status = text(Concept::Status)?.unwrap_or_default();
         let status = self
             .layout
             .statuses
-            .canonical(&stored_status)
-            .map_or(stored_status, |s| s.name().to_string());
-        let payload = match text(Concept::Payload)? {
-            Some(raw) => serde_json::from_str(&raw).unwrap_or(serde_json::Value::String(raw)),
-            None => serde_json::Value::Null,
-        };
+            .name_of(text(Concept::Status)?.unwrap_or_default());
+        let payload = payload_value(text(Concept::Payload)?);
         Ok(Job {
             id,
             queue: text(Concept::Queue)?,
@@ -1387,8 +1381,6 @@ impl Backend for SqliteBackend {
         let created = self.time(Concept::CreatedAt).encode(now);
         let updated = self.time(Concept::UpdatedAt).encode(now);
         let pending = Value::Text(self.layout.statuses.pending.clone());
-        let has_queue = self.layout.column(Concept::Queue).is_some();
-        let has_run_at = self.layout.column(Concept::RunAt).is_some();
         let started = self.env.log.start();
         let tx = self.env.immediate(&self.conn)?;
         let mut ids = Vec::new();
@@ -1397,22 +1389,7 @@ impl Backend for SqliteBackend {
             let mut stmt = tx.prepare(&sql).map_err(|e| self.env.err(e))?;
             for job in jobs {
                 let job = job?;
-                if !has_queue && job.queue != "default" {
-                    return Err(QctlError::LayoutLacks {
-                        layout: self.layout.preset.clone(),
-                        concept: "queue",
-                        needed_for: format!("a job for queue '{}' needs", job.queue),
-                    }
-                    .into());
-                }
-                if !has_run_at && job.run_at > now {
-                    return Err(QctlError::LayoutLacks {
-                        layout: self.layout.preset.clone(),
-                        concept: "run_at",
-                        needed_for: "a delayed job (--run-at, --delay, run_at) needs".into(),
-                    }
-                    .into());
-                }
+                check_new_job(&self.layout, &job, now)?;
                 let bind =
                     |stmt: &mut rusqlite::Statement<'_>, i: usize, v: &dyn rusqlite::ToSql| {
                         stmt.raw_bind_parameter(i, v)
@@ -1544,34 +1521,13 @@ impl Backend for SqliteBackend {
             by_queue.insert(queue, counts);
         }
         drop(tx);
-        let mut total = Counts {
-            stale: request.stale.map(|_| 0),
-            ..Counts::default()
-        };
-        let queues: Vec<QueueCounts> = by_queue
-            .into_iter()
-            .map(|(queue, mut counts)| {
-                if estimated {
-                    counts.estimated.push("done");
-                }
-                total.add(&counts);
-                QueueCounts { queue, counts }
-            })
-            .collect();
-        if estimated && !total.estimated.contains(&"done") {
-            total.estimated.push("done");
-        }
-        Ok(Stats {
-            backend: "sqlite",
-            table: self.layout.table.to_string(),
-            queues,
-            total,
-            stale_rule: request.stale.map(StaleRule::name),
-            stale_timeout_seconds: match request.stale {
-                Some(StaleRule::LockAge(timeout)) => Some(timeout.as_secs_f64()),
-                _ => None,
-            },
-        })
+        Ok(Stats::from_queues(
+            "sqlite",
+            self.layout.table.to_string(),
+            by_queue,
+            estimated,
+            request.stale,
+        ))
     }
 
     fn list(&mut self, request: &ListRequest) -> Result<Vec<Job>> {
@@ -1682,10 +1638,7 @@ impl Backend for SqliteBackend {
         let job = self
             .job_by_id(&tx, &request.id)?
             .ok_or_else(|| self.no_such_job(&request.id))?;
-        let held = job.status == "running"
-            && job.locked_by.as_deref() == Some(request.worker.as_str())
-            && request.attempt.is_none_or(|a| job.attempts == Some(a));
-        if !held {
+        if !request.holds(&job) {
             return Ok(FinishOutcome::NotHeld(job));
         }
         let mut binds = Binds::default();
@@ -1834,13 +1787,7 @@ impl Backend for SqliteBackend {
             self.must(Concept::Status),
             self.table(),
         );
-        let mut outcome = ReapOutcome {
-            dry_run: request.dry_run,
-            requeued: 0,
-            dead_lettered: 0,
-            jobs: Vec::new(),
-            batches: 0,
-        };
+        let mut outcome = ReapOutcome::new(request.dry_run);
         let requeue_counts = self.layout.attempts_counted == AttemptCounting::Requeue;
         let mut committed = 0usize;
         let result = (|| -> Result<()> {
@@ -1901,19 +1848,7 @@ impl Backend for SqliteBackend {
                         );
                         self.env.execute(&tx, &sql, &binds.0)?;
                     }
-                    match action {
-                        ReapAction::Requeue => outcome.requeued += 1,
-                        ReapAction::DeadLetter => outcome.dead_lettered += 1,
-                    }
-                    outcome.jobs.push(ReapedJob {
-                        id: job.id,
-                        queue: job.queue,
-                        action,
-                        attempts: job.attempts,
-                        max_attempts: job.max_attempts,
-                        locked_by: job.locked_by,
-                        locked_at: job.locked_at,
-                    });
+                    outcome.record(action, job);
                 }
                 self.env.commit(tx)?;
                 committed = outcome.jobs.len();
