@@ -6,7 +6,19 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::duration::parse_duration;
+use crate::duration::{parse_duration, parse_positive_duration};
+
+/// The largest batch a batched command takes: one transaction holds its
+/// row locks (SQLite: the write lock) for the whole batch.
+pub const MAX_BATCH: u64 = 1_000_000;
+
+/// A worker name: not empty, since an empty name fences nothing.
+fn parse_worker(text: &str) -> Result<String, String> {
+    if text.is_empty() {
+        return Err("a worker name cannot be empty; give the name the worker claims under".into());
+    }
+    Ok(text.to_string())
+}
 
 /// Administer and diagnose table-backed job queues on SQLite and PostgreSQL.
 ///
@@ -138,7 +150,7 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// Judge running jobs stale by lock age instead of by lease deadline
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_positive_duration, value_name = "DURATION")]
     pub timeout: Option<Duration>,
 
     /// Fail when more than N running jobs are stale
@@ -187,7 +199,7 @@ pub struct BenchArgs {
     pub workers: u64,
 
     /// Jobs in the scratch queue
-    #[arg(long, default_value_t = 5000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 5000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub jobs: u64,
 
     /// How long each worker holds its claim transaction open, as a worker that processes the
@@ -254,7 +266,7 @@ pub struct EnqueueArgs {
     pub delay: Option<Duration>,
 
     /// Attempts before the job is dead-lettered [default: 3]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(1..=i64::from(i32::MAX)))]
     pub max_attempts: Option<i64>,
 }
 
@@ -265,7 +277,7 @@ pub struct StatsArgs {
     pub exact: bool,
 
     /// Judge running jobs stale by lock age instead of by lease deadline
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_positive_duration, value_name = "DURATION")]
     pub timeout: Option<Duration>,
 
     /// Refresh every INTERVAL until interrupted (JSON: one document a line)
@@ -296,11 +308,11 @@ pub struct ListArgs {
     pub status: Option<ListStatusArg>,
 
     /// At most this many jobs
-    #[arg(long, default_value_t = 50, value_name = "N")]
+    #[arg(long, default_value_t = 50, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=i64::MAX as u64))]
     pub limit: u64,
 
     /// With --status stale: judge staleness by lock age instead of lease
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_positive_duration, value_name = "DURATION")]
     pub timeout: Option<Duration>,
 }
 
@@ -324,7 +336,7 @@ pub struct ShowArgs {
 #[derive(Debug, Args)]
 pub struct ClaimArgs {
     /// Name recorded as the job's lock owner; complete and fail must give the same
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = parse_worker)]
     pub worker: String,
 
     /// Claim from this queue [default: default, when the layout has queues]
@@ -333,7 +345,7 @@ pub struct ClaimArgs {
 
     /// How long the worker may hold the job before reap may requeue it [default: 5m, when the
     /// layout has a lease column]
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_positive_duration, value_name = "DURATION")]
     pub lease: Option<Duration>,
 }
 
@@ -343,7 +355,7 @@ pub struct FenceArgs {
     pub id: String,
 
     /// The worker that claimed it
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = parse_worker)]
     pub worker: String,
 
     /// Also require this attempt number, as returned by claim (guards against a reclaim by a
@@ -389,14 +401,14 @@ pub struct RetryArgs {
     pub queue: Option<String>,
 
     /// Jobs per transaction with --all
-    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_BATCH))]
     pub batch_size: u64,
 }
 
 #[derive(Debug, Args)]
 pub struct ReapArgs {
     /// Stale means locked longer than this, instead of past its lease deadline
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_positive_duration, value_name = "DURATION")]
     pub timeout: Option<Duration>,
 
     /// Only jobs of this queue
@@ -408,7 +420,7 @@ pub struct ReapArgs {
     pub dry_run: bool,
 
     /// Jobs per transaction, so the write lock is never held for long
-    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_BATCH))]
     pub batch_size: u64,
 
     /// PostgreSQL: wait for another reap of the same table to finish instead of stopping
@@ -439,7 +451,7 @@ pub struct PurgeArgs {
     pub yes: bool,
 
     /// Jobs per transaction
-    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_BATCH))]
     pub batch_size: u64,
 }
 

@@ -40,6 +40,18 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(duration)
 }
 
+/// A duration that must be longer than zero: a lease or a staleness
+/// timeout of 0s would make every running job stale at once.
+pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
+    let duration = parse_duration(text)?;
+    if duration.is_zero() {
+        return Err(format!(
+            "'{text}' is zero; this needs a duration longer than 0s (e.g. 30s, 10m)"
+        ));
+    }
+    Ok(duration)
+}
+
 /// Formats a duration the way users write them (`1h30m`, `45s`).
 pub fn format_duration(duration: Duration) -> String {
     let total = duration.as_secs();

@@ -89,7 +89,7 @@ fn clap_exit(err: &clap::Error) -> u8 {
         _ => {
             let text = err.render().to_string();
             let text = text.strip_prefix("error: ").unwrap_or(&text);
-            eprint!("qctl: error: {text}");
+            eprint!("qctl: error: {}", output::sanitize(text));
             exit::ERROR
         }
     }
@@ -109,10 +109,11 @@ fn report(err: &anyhow::Error) -> u8 {
     let code = err
         .downcast_ref::<error::QctlError>()
         .map_or(exit::ERROR, error::QctlError::exit_code);
+    let text = output::sanitize(&format!("{err:#}"));
     if code == exit::NO {
-        eprintln!("qctl: {err:#}");
+        eprintln!("qctl: {text}");
     } else {
-        eprintln!("qctl: error: {err:#}");
+        eprintln!("qctl: error: {text}");
     }
     code
 }
@@ -148,12 +149,12 @@ fn run(cli: Cli) -> Result<u8> {
         },
     };
     if ctx.out.verbose {
-        eprintln!(
+        ctx.out.note(&format!(
             "qctl: database {} (layout {}, table {})",
             ctx.target.display(),
             ctx.layout.preset,
             ctx.layout.table
-        );
+        ));
     }
     match cli.command {
         Command::Demo(args) => commands::demo::run(&ctx, &args),

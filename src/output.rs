@@ -84,7 +84,10 @@ impl Output {
     pub fn emit<T: Render>(&self, value: &T) -> Result<()> {
         match self.format {
             Format::Json => self.json(value),
-            Format::Table => self.print(&value.render_table(&self.stdout)),
+            Format::Table => {
+                let text = value.render_table(&self.stdout);
+                self.print(&terminal_safe(&text, self.stdout.enabled))
+            }
         }
     }
 
@@ -113,14 +116,24 @@ impl Output {
     /// A note for the human at the terminal, on stderr; silent with -q.
     pub fn note(&self, text: &str) {
         if !self.quiet {
-            eprintln!("{text}");
+            eprintln!("{}", sanitize(text));
         }
     }
 
     /// A warning on stderr, shown even with -q.
     pub fn warn(&self, text: &str) {
         use owo_colors::OwoColorize;
-        eprintln!("{} {text}", "qctl: warning:".style(self.stderr.warn));
+        eprintln!(
+            "{} {}",
+            "qctl: warning:".style(self.stderr.warn),
+            sanitize(text)
+        );
+    }
+
+    /// The answer "no" with its reason (a lost job, nothing to claim), on
+    /// stderr, shown even with -q.
+    pub fn refusal(&self, text: &str) {
+        eprintln!("qctl: {}", sanitize(text));
     }
 
     /// A progress bar on stderr, drawn only on a terminal and never with
@@ -151,6 +164,60 @@ impl Output {
     }
 }
 
+/// Text from a database or a user, safe for a terminal: every control
+/// character but the newline (an escape sequence in a queue or worker
+/// name) is shown as `\u{1b}` instead of being sent to the screen.
+pub fn sanitize(text: &str) -> String {
+    if !text.chars().any(|c| c.is_control() && c != '\n') {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// A rendered table, safe for a terminal whatever the database held: the
+/// renderers escape the values they print, and this is the net under
+/// them. With colour on, only qctl's own colour codes (`ESC [ ... m`)
+/// pass; with colour off, no escape character does.
+fn terminal_safe(text: &str, colour: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if !c.is_control() || c == '\n' {
+            out.push(c);
+            continue;
+        }
+        if colour && c == '\x1b' {
+            let rest = &text[i + 1..];
+            let sgr_len = rest
+                .strip_prefix('[')
+                .and_then(|r| {
+                    r.find(|ch: char| !(ch.is_ascii_digit() || ch == ';'))
+                        .map(|n| (r, n))
+                })
+                .filter(|(r, n)| r[*n..].starts_with('m'))
+                .map(|(_, n)| n + 2);
+            if let Some(len) = sgr_len {
+                out.push(c);
+                out.push_str(&rest[..len]);
+                for _ in 0..rest[..len].chars().count() {
+                    chars.next();
+                }
+                continue;
+            }
+        }
+        out.push_str(&c.escape_unicode().to_string());
+    }
+    out
+}
+
 /// Formats a count with thousands separators: `1,799,100`.
 pub fn thousands(n: i64) -> String {
     let digits = n.unsigned_abs().to_string();
@@ -169,6 +236,25 @@ pub fn thousands(n: i64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(
+            super::sanitize("a\x1b[31mb\nc\td"),
+            "a\\u{1b}[31mb\nc\\u{9}d"
+        );
+        assert_eq!(super::sanitize("plain"), "plain");
+    }
+
+    #[test]
+    fn tables_pass_only_our_colour_codes() {
+        let raw = "\x1b[1mq\x1b[0m \x1b]0;title\x07 \x1b[2J";
+        assert_eq!(
+            super::terminal_safe(raw, true),
+            "\x1b[1mq\x1b[0m \\u{1b}]0;title\\u{7} \\u{1b}[2J"
+        );
+        assert_eq!(super::terminal_safe("\x1b[1mq", false), "\\u{1b}[1mq");
+    }
+
     #[test]
     fn thousands_separators() {
         assert_eq!(super::thousands(0), "0");

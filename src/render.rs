@@ -50,7 +50,7 @@ fn counts_row(label: &str, c: &Counts, styles: &Styles) -> Vec<Cell> {
         thousands(c.done)
     };
     vec![
-        Cell::new(label),
+        Cell::new(clean(label)),
         number(c.pending),
         number(c.ready),
         number(c.scheduled),

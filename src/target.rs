@@ -47,6 +47,7 @@ impl Target {
                 conninfo: url.to_string(),
             }));
         }
+        refuse_malformed_url(url)?;
         let rest = if let Some(rest) = url.strip_prefix("sqlite:") {
             rest.strip_prefix("//").unwrap_or(rest)
         } else if let Some(rest) = url.strip_prefix("file:") {
@@ -108,6 +109,41 @@ impl Target {
     }
 }
 
+/// The schemes of database servers: text that starts with one of them but
+/// lacks the `//` is a mistyped URL, not a file name.
+const SERVER_SCHEMES: [&str; 4] = ["postgres", "postgresql", "mysql", "mariadb"];
+
+/// Refuses text that looks like a server URL with a typo
+/// (`postgres:/user:secret@host/db`): taken as a SQLite path it would
+/// create a file named after it and print the password in messages.
+fn refuse_malformed_url(url: &str) -> Result<()> {
+    let Some((scheme, rest)) = url.split_once(':') else {
+        return Ok(());
+    };
+    let is_scheme = !scheme.is_empty()
+        && scheme
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !is_scheme || rest.starts_with("//") {
+        return Ok(());
+    }
+    let lower = scheme.to_ascii_lowercase();
+    let server = SERVER_SCHEMES.contains(&lower.as_str());
+    // Credentials in a path (`name:secret@host`) are never meant as a file.
+    let credentials = !matches!(lower.as_str(), "sqlite" | "file") && rest.contains('@');
+    if server || credentials {
+        return Err(QctlError::usage(format!(
+            "malformed database URL {}: a server URL needs two slashes after the scheme, as in              postgres://user:password@host:5432/dbname",
+            redact(url)
+        )));
+    }
+    Ok(())
+}
+
 /// A libpq keyword string: some known keyword, then `=` (spaces allowed
 /// around it, as libpq allows).
 fn looks_like_keyword_conninfo(text: &str) -> bool {
@@ -153,14 +189,25 @@ fn keyword_value_at(lower: &str, key: &str) -> Option<(usize, usize)> {
 /// parameters are matched after percent-decoding their names; in keyword
 /// strings `password = value` may have spaces and quotes.
 pub fn redact(text: &str) -> String {
-    match text.find("://") {
-        Some(scheme_end) => redact_url(text, scheme_end),
-        None => redact_keywords(text),
+    if let Some(scheme_end) = text.find("://") {
+        return redact_url(text, scheme_end + 3);
     }
+    // A URL with a slash missing still hides its password.
+    if let Some((scheme, _)) = text.split_once(':')
+        && !scheme.contains(['/', '=', ' '])
+        && text.contains('@')
+    {
+        let start = scheme.len() + 1;
+        let start = start + text[start..].len() - text[start..].trim_start_matches('/').len();
+        return redact_url(text, start);
+    }
+    redact_keywords(text)
 }
 
-fn redact_url(text: &str, scheme_end: usize) -> String {
-    let (scheme, rest) = text.split_at(scheme_end + 3);
+/// Hides the password of `scheme://user:password@host...`; `authority`
+/// is where the user name starts.
+fn redact_url(text: &str, authority: usize) -> String {
+    let (scheme, rest) = text.split_at(authority);
     let (userinfo, after) = match rest.rfind('@') {
         Some(at) => {
             let userinfo = &rest[..at];
@@ -274,6 +321,29 @@ mod tests {
         assert!(Target::parse("file:q.db?cache=shared").is_err());
         assert!(Target::parse("mysql://x").is_err());
         assert!(Target::parse("sqlite::memory:").is_err());
+    }
+
+    #[test]
+    fn mistyped_server_urls_are_refused_without_their_password() {
+        for url in [
+            "postgres:/user:SECRET@127.0.0.1:5432/db",
+            "postgresql:user:SECRET@127.0.0.1/db",
+            "mysql:/root:SECRET@127.0.0.1/db",
+            "pg:/user:SECRET@host/db",
+        ] {
+            let err = Target::parse(url).unwrap_err().to_string();
+            assert!(err.contains("malformed database URL"), "{url}: {err}");
+            assert!(!err.contains("SECRET"), "{url}: {err}");
+        }
+        assert_eq!(
+            redact("postgres:/user:SECRET@h/db"),
+            "postgres:/user:***@h/db"
+        );
+        // Plain paths with a colon stay paths.
+        assert!(matches!(
+            Target::parse("data:2024.db").unwrap(),
+            Target::Sqlite(_)
+        ));
     }
 
     #[test]

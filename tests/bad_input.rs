@@ -248,3 +248,127 @@ fn bad_config_file() {
         .assert_error("config file nope.toml does not exist");
     assert_eq!(s.snapshot(), before);
 }
+
+#[test]
+fn zero_leases_timeouts_and_empty_worker_names_are_refused() {
+    let s = populated();
+    s.exec("UPDATE jobs SET locked_at = unixepoch() - 5 WHERE status = 'running'");
+    let before = s.snapshot();
+    s.run(&["reap", "--timeout", "0s"]).assert_error("is zero");
+    s.run(&["claim", "--worker", "w2", "--lease", "0s"])
+        .assert_error("is zero");
+    s.run(&["claim", "--worker", ""])
+        .assert_error("worker name cannot be empty");
+    s.run(&["complete", "1", "--worker", ""])
+        .assert_error("worker name cannot be empty");
+    s.run(&["stats", "--timeout", "0ms"])
+        .assert_error("is zero");
+    assert_eq!(s.snapshot(), before);
+}
+
+#[test]
+fn numbers_out_of_range_name_the_flag_and_its_range() {
+    let s = populated();
+    let before = s.snapshot();
+    let run = s.run(&[
+        "enqueue",
+        "--payload",
+        "1",
+        "--max-attempts",
+        "99999999999999",
+    ]);
+    run.assert_error("--max-attempts");
+    assert!(run.stderr.contains("1..=2147483647"), "{}", run.stderr);
+    for (command, flag) in [
+        (&["list"][..], "--limit"),
+        (&["reap"], "--batch-size"),
+        (&["retry", "--all"], "--batch-size"),
+        (&["purge", "--older-than", "1d", "--yes"], "--batch-size"),
+    ] {
+        let mut args = command.to_vec();
+        args.extend([flag, "9223372036854775808"]);
+        let run = s.run(&args);
+        run.assert_error(flag);
+        assert!(run.stderr.contains("1..="), "{}", run.stderr);
+    }
+    assert_eq!(s.snapshot(), before);
+}
+
+#[test]
+fn a_directory_is_not_a_database() {
+    let s = Sandbox::new();
+    let dir = s.path("queue-dir");
+    std::fs::create_dir(&dir).unwrap();
+    let url = format!("sqlite:{}", dir.display());
+    for args in [&["stats"][..], &["init"], &["enqueue", "--payload", "1"]] {
+        let mut full = vec!["-d", url.as_str()];
+        full.extend_from_slice(args);
+        let run = s.run_raw(&full);
+        run.assert_error("is a directory, not a SQLite database file");
+        assert!(run.stderr.contains("file's path"), "{}", run.stderr);
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+}
+
+#[test]
+fn a_jsonl_line_of_the_wrong_shape_says_what_is_expected() {
+    let s = populated();
+    let before = s.snapshot();
+    let run = s.run_stdin(
+        &["enqueue", "--from-file", "-"],
+        "{\"payload\": 1}\n[1,2]\n",
+    );
+    run.assert_error("line 2: expected a JSON object");
+    assert!(run.stderr.contains("found an array"), "{}", run.stderr);
+    assert_eq!(s.snapshot(), before);
+}
+
+#[test]
+fn a_mistyped_server_url_is_refused_and_hides_its_password() {
+    let s = Sandbox::new();
+    for url in [
+        "postgres:/user:SECRET@127.0.0.1:5432/db",
+        "postgresql:user:SECRET@127.0.0.1/db",
+    ] {
+        let run = s.run_raw(&["-v", "-d", url, "stats"]);
+        run.assert_error("malformed database URL");
+        assert!(!run.stderr.contains("SECRET"), "{}", run.stderr);
+        assert!(run.stderr.contains("postgres://"), "{}", run.stderr);
+    }
+    assert_eq!(std::fs::read_dir(s.dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn control_characters_never_reach_the_terminal() {
+    let s = Sandbox::new();
+    s.init();
+    s.run(&[
+        "enqueue",
+        "--payload",
+        "1",
+        "--queue",
+        "evil\u{1b}]0;pwned\u{7}q",
+    ])
+    .assert_ok();
+    s.run(&[
+        "claim",
+        "--worker",
+        "w\u{1b}[2J",
+        "--queue",
+        "evil\u{1b}]0;pwned\u{7}q",
+    ])
+    .assert_ok();
+    for args in [&["stats"][..], &["list"], &["show", "1"], &["doctor"]] {
+        let run = s.run(args);
+        assert!(
+            !run.stdout.contains('\u{1b}') && !run.stderr.contains('\u{1b}'),
+            "{args:?} printed a raw escape:\n{}{}",
+            run.stdout,
+            run.stderr
+        );
+    }
+    let refused = s.run(&["complete", "1", "--worker", "x\u{1b}[31m"]);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(!refused.stderr.contains('\u{1b}'), "{}", refused.stderr);
+    assert!(refused.stderr.contains("\\u{1b}"), "{}", refused.stderr);
+}

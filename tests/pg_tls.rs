@@ -176,7 +176,8 @@ fn an_untrusted_certificate_is_refused() {
         &["stats"],
         &[],
     );
-    run.assert_error("sslrootcert");
+    run.assert_error("sslrootcert /nonexistent/ca.crt does not exist");
+    assert!(!run.stderr.contains("pass sslrootcert"), "{}", run.stderr);
 }
 
 #[test]

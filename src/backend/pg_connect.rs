@@ -450,6 +450,14 @@ pub fn connect(info: &ConnInfo, connect_timeout: Duration) -> Result<postgres::C
             }
         }
         SslMode::VerifyCa | SslMode::VerifyFull => {
+            if let Some(root) = info.get("sslrootcert")
+                && !std::path::Path::new(root).exists()
+            {
+                return Err(QctlError::usage(format!(
+                    "sslrootcert {root} does not exist — give the path of the server's root \
+                     certificate (PEM)"
+                )));
+            }
             let root = info
                 .get("sslrootcert")
                 .map(PathBuf::from)

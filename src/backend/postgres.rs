@@ -194,7 +194,9 @@ impl PostgresBackend {
              SET default_transaction_isolation = 'read committed'; \
              SET default_transaction_read_only = {}",
             options.statement_timeout.as_millis(),
-            options.busy_timeout.as_millis(),
+            // lock_timeout = 0 waits forever; --busy-timeout 0s means
+            // "do not wait".
+            options.busy_timeout.as_millis().max(1),
             if read_only { "on" } else { "off" }
         );
         backend.batch(&setup)?;
@@ -1987,7 +1989,7 @@ impl PostgresBackend {
         let restore = format!(
             "SET statement_timeout = {}; SET lock_timeout = {}",
             self.s.options.statement_timeout.as_millis(),
-            self.s.options.busy_timeout.as_millis()
+            self.s.options.busy_timeout.as_millis().max(1)
         );
         self.batch_plain(&restore)?;
         built?;

@@ -299,6 +299,14 @@ impl SqliteBackend {
     pub fn open(target: &SqliteTarget, layout: Layout, options: &ConnectOptions) -> Result<Self> {
         let path = &target.path;
         let shown = format!("sqlite:{}", path.display());
+        if path.is_dir() {
+            return Err(QctlError::usage(format!(
+                "{} is a directory, not a SQLite database file — pass the database file's path \
+                 (e.g. sqlite:{}/queue.db)",
+                path.display(),
+                path.display()
+            )));
+        }
         let exists = path.exists();
         if !exists && matches!(options.access, Access::Print | Access::Scratch) {
             // Nothing to inspect: plan the DDL on an empty database.

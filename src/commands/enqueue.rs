@@ -138,7 +138,19 @@ impl JsonlJobs {
 
     fn parse(&self) -> Result<NewJob> {
         let text = self.line.trim_end_matches(['\n', '\r']);
-        let line: Line<'_> = serde_json::from_str(text).map_err(|err| anyhow::anyhow!("{err}"))?;
+        let line: Line<'_> = serde_json::from_str(text).map_err(|err| {
+            let shape = match text.trim_start().chars().next() {
+                Some('{') => return anyhow::anyhow!("{err}"),
+                Some('[') => "an array",
+                Some('"') => "a string",
+                Some('t' | 'f') => "a boolean",
+                Some('n') => "null",
+                _ => "not a JSON object",
+            };
+            anyhow::anyhow!(
+                "expected a JSON object like {{\"payload\": {{...}}, \"queue\": \"q\"}}, found {shape}"
+            )
+        })?;
         let run_at_from_now = matches!(line.run_at, None | Some(serde_json::Value::Null))
             && self.defaults.run_at_from_now;
         let run_at = match line.run_at {

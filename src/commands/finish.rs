@@ -49,7 +49,7 @@ fn finish(ctx: &Ctx, args: &FenceArgs, finish: Finish) -> Result<u8> {
             Ok(exit::OK)
         }
         FinishOutcome::NotHeld(job) => {
-            eprintln!("qctl: {}", not_held(&job, &request));
+            ctx.out.refusal(&not_held(&job, &request));
             Ok(exit::NO)
         }
     }
