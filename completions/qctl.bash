@@ -137,7 +137,7 @@ _qctl() {
 
     case "${cmd}" in
         qctl)
-            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help"
+            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -183,6 +183,10 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -191,7 +195,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__bench)
-            opts="-d -q -v -h -V --workers --jobs --hold --mode --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
+            opts="-d -q -v -h -V --workers --jobs --hold --mode --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -253,6 +257,10 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -261,7 +269,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__blocked)
-            opts="-d -q -v -h -V --min-wait --max-wait --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
+            opts="-d -q -v -h -V --min-wait --max-wait --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -315,6 +323,10 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -323,7 +335,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__claim)
-            opts="-d -q -v -h -V --worker --queue --lease --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
+            opts="-d -q -v -h -V --worker --queue --lease --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -381,6 +393,10 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -389,13 +405,17 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__complete)
-            opts="-d -q -v -h -V --worker --attempt --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
+            opts="-d -q -v -h -V --worker --attempt --fence --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --worker)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fence)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -443,6 +463,10 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -451,7 +475,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__completions)
-            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version bash elvish fish powershell zsh"
+            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -497,6 +521,10 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -505,7 +533,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__demo)
-            opts="-d -q -v -h -V --path --history --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
+            opts="-d -q -v -h -V --path --history --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -559,6 +587,10 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -567,7 +599,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__doctor)
-            opts="-d -q -v -h -V --timeout --max-stale --max-ready-age --max-wait --sort-threshold --strict --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
+            opts="-d -q -v -h -V --timeout --max-stale --max-ready-age --max-wait --sort-threshold --strict --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -633,6 +665,10 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -641,7 +677,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__enqueue)
-            opts="-d -q -v -h -V --payload --from-file --queue --run-at --delay --max-attempts --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
+            opts="-d -q -v -h -V --payload --from-file --queue --run-at --delay --max-attempts --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -711,6 +747,10 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -719,7 +759,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__explain__subcmd__claim)
-            opts="-d -q -v -h -V --query --queue --strict --apply --sort-threshold --sql --analyze --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
+            opts="-d -q -v -h -V --query --queue --strict --apply --sort-threshold --sql --analyze --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -781,6 +821,10 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -789,13 +833,17 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__fail)
-            opts="-d -q -v -h -V --worker --attempt --error --retry-delay --dead-letter --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
+            opts="-d -q -v -h -V --worker --attempt --fence --error --retry-delay --dead-letter --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --worker)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fence)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -848,6 +896,10 @@ _qctl() {
                     return 0
                     ;;
                 --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --index-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1139,7 +1191,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__init)
-            opts="-d -q -v -h -V --print --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
+            opts="-d -q -v -h -V --print --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1185,6 +1237,10 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1193,7 +1249,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__list)
-            opts="-d -q -v -h -V --queue --status --limit --timeout --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
+            opts="-d -q -v -h -V --queue --status --limit --timeout --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1204,7 +1260,7 @@ _qctl() {
                     return 0
                     ;;
                 --status)
-                    COMPREPLY=($(compgen -W "pending ready scheduled running stale done failed" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "pending ready scheduled running stale done failed cancelled other" -- "${cur}"))
                     return 0
                     ;;
                 --limit)
@@ -1255,6 +1311,10 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1263,7 +1323,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__locks)
-            opts="-d -q -v -h -V --key --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
+            opts="-d -q -v -h -V --key --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1313,6 +1373,10 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1321,7 +1385,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__purge)
-            opts="-y -d -q -v -h -V --older-than --status --queue --dry-run --yes --batch-size --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
+            opts="-y -d -q -v -h -V --older-than --status --queue --dry-run --yes --batch-size --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1383,6 +1447,10 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1391,7 +1459,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__reap)
-            opts="-d -q -v -h -V --timeout --queue --dry-run --batch-size --wait --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
+            opts="-d -q -v -h -V --timeout --queue --dry-run --batch-size --wait --show --stream --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1409,6 +1477,10 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --show)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --database)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1449,6 +1521,10 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1457,7 +1533,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__retry)
-            opts="-d -q -v -h -V --all --queue --batch-size --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
+            opts="-d -q -v -h -V --all --queue --batch-size --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1511,6 +1587,10 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1519,7 +1599,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__show)
-            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
+            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1565,6 +1645,10 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1573,7 +1657,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__stats)
-            opts="-d -q -v -h -V --exact --timeout --watch --count --max-ready-age --max-stale --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --help --version"
+            opts="-d -q -v -h -V --exact --timeout --watch --count --max-ready-age --max-stale --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1636,6 +1720,10 @@ _qctl() {
                     return 0
                     ;;
                 --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --index-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_qctl_global_optspecs
-    string join \n d/database= config= layout= table= format= color= q/quiet v/verbose busy-timeout= statement-timeout= connect-timeout= h/help V/version
+    string join \n d/database= config= layout= table= format= color= q/quiet v/verbose busy-timeout= statement-timeout= connect-timeout= index-timeout= h/help V/version
 end
 
 function __fish_qctl_needs_command
@@ -36,6 +36,7 @@ never\t''"
 complete -c qctl -n "__fish_qctl_needs_command" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
 complete -c qctl -n "__fish_qctl_needs_command" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_needs_command" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_needs_command" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_needs_command" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_needs_command" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -73,6 +74,7 @@ never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand demo" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s h -l help -d 'Print help'
@@ -89,6 +91,7 @@ never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand init" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l print -d 'Print the DDL instead of running it'
 complete -c qctl -n "__fish_qctl_using_subcommand init" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand init" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
@@ -112,6 +115,7 @@ never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s h -l help -d 'Print help'
@@ -133,6 +137,7 @@ never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l exact -d 'Count finished jobs exactly (slower on big tables) instead of estimating'
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
@@ -145,7 +150,9 @@ scheduled\t''
 running\t''
 stale\t''
 done\t''
-failed\t''"
+failed\t''
+cancelled\t''
+other\t'Stored status values no state of the layout claims'"
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l limit -d 'At most this many jobs' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l timeout -d 'With --status stale: judge staleness by lock age instead of lease' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
@@ -160,9 +167,10 @@ never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand list" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
-complete -c qctl -n "__fish_qctl_using_subcommand list" -s h -l help -d 'Print help'
+complete -c qctl -n "__fish_qctl_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand show" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
@@ -176,6 +184,7 @@ never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand show" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand show" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand show" -s h -l help -d 'Print help'
@@ -195,12 +204,13 @@ never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand claim" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l worker -d 'The worker that claimed it' -r
-complete -c qctl -n "__fish_qctl_using_subcommand complete" -l attempt -d 'Also require this attempt number, as returned by claim (guards against a reclaim by a worker of the same name)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand complete" -l fence -l attempt -d 'The fence token claim returned: the job changes only if no later claim took it, even by a worker of the same name (--attempt is the same token where it is the attempts counter)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
@@ -213,12 +223,13 @@ never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand complete" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l worker -d 'The worker that claimed it' -r
-complete -c qctl -n "__fish_qctl_using_subcommand fail" -l attempt -d 'Also require this attempt number, as returned by claim (guards against a reclaim by a worker of the same name)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand fail" -l fence -l attempt -d 'The fence token claim returned: the job changes only if no later claim took it, even by a worker of the same name (--attempt is the same token where it is the attempts counter)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l error -d 'Why it failed, stored in the last-error column' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l retry-delay -d 'With attempts left, make the job ready again after this long' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
@@ -233,6 +244,7 @@ never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand fail" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l dead-letter -d 'Dead-letter the job now, even with attempts left'
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
@@ -252,6 +264,7 @@ never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l all -d 'Retry every failed job (of --queue, if given)'
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
@@ -260,6 +273,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand retry" -s V -l version -d 'Pri
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l timeout -d 'Stale means locked longer than this, instead of past its lease deadline' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l queue -d 'Only jobs of this queue' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l batch-size -d 'Jobs per transaction, so the write lock is never held for long' -r
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l show -d 'List at most N reaped jobs (the counts always cover every one)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
@@ -272,8 +286,10 @@ never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l dry-run -d 'Report what would happen and change nothing'
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l wait -d 'PostgreSQL: wait for another reap of the same table to finish instead of stopping'
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l stream -d 'With --format json: print every reaped job as a JSON line as its batch commits, then the summary as the last line'
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -s h -l help -d 'Print help'
@@ -295,6 +311,7 @@ never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l dry-run -d 'Count what would be deleted and delete nothing'
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -s y -l yes -d 'Delete without asking (required when stdin is not a terminal)'
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
@@ -320,6 +337,7 @@ never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l strict -d 'Fail (exit 1) on warnings too'
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l apply -d 'Create the suggested indexes, refresh statistics and check again'
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l analyze -d 'PostgreSQL: run the query too (EXPLAIN ANALYZE), inside a transaction that always rolls back'
@@ -341,6 +359,7 @@ never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s h -l help -d 'Print help'
@@ -358,6 +377,7 @@ never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -s h -l help -d 'Print help'
@@ -379,6 +399,7 @@ never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l strict -d 'Fail on warnings too'
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
@@ -386,7 +407,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s h -l help -d 'Print
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l workers -d 'Concurrent claimers, each with its own connection' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l jobs -d 'Jobs in the scratch queue' -r
-complete -c qctl -n "__fish_qctl_using_subcommand bench" -l hold -d 'How long each worker holds its claim transaction open, as a worker that processes the job inside it does' -r
+complete -c qctl -n "__fish_qctl_using_subcommand bench" -l hold -d 'How long each worker holds a claimed job before completing it; on PostgreSQL inside the claim\'s transaction, as a worker that processes the job in it does (where SKIP LOCKED and FOR UPDATE part ways)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l mode -d 'PostgreSQL: which claims to run; `both` compares SKIP LOCKED with a plain FOR UPDATE' -r -f -a "skip-locked\t''
 for-update\t''
 both\t''"
@@ -402,6 +423,7 @@ never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand bench" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s h -l help -d 'Print help'
@@ -418,6 +440,7 @@ never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand completions" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s h -l help -d 'Print help'

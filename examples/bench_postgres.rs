@@ -4,12 +4,12 @@
 //! time whole programs):
 //!
 //! 1. Claim latency does not grow with history: the median
-//!    [`Backend::claim`] latency with 1,000,000 finished jobs in the table is
+//!    [`qctl::engine::claim`] latency with 1,000,000 finished jobs in the table is
 //!    within 1.5x of the median with none, with the indexes `init` creates.
 //!    The same ratio with only a single-column `status` index, and with no
 //!    index but the primary key, is shown for contrast.
 //! 2. `stats` on a 2,000,000-row table that is 99% finished takes under
-//!    100 ms after `ANALYZE`, both as [`Backend::stats`] and as a whole
+//!    100 ms after `ANALYZE`, both as [`qctl::engine::stats`] and as a whole
 //!    `qctl stats` process; `--exact` is shown for contrast.
 //!
 //! The machine this runs on is assumed to be small, shared and noisy, so no
@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, ensure};
 use common::{ClaimVariant, Indexes, MONTH, Sizes, thousands};
 use postgres::{Client, GenericClient};
-use qctl::backend::pg_connect::{self, ConnInfo};
+use qctl::backend::postgres::connect::{self as pg_connect, ConnInfo};
 use qctl::backend::{self, Access, Backend, ConnectOptions};
 use qctl::layout::Layout;
 use qctl::target::Target;
@@ -190,7 +190,7 @@ fn connect(conninfo: &str) -> Result<Client> {
     pg_connect::connect(&ConnInfo::parse(conninfo)?, Duration::from_secs(10))
 }
 
-fn open(url: &str, access: Access) -> Result<Box<dyn Backend>> {
+fn open(url: &str, access: Access) -> Result<Box<dyn Backend + Send>> {
     let layout = Layout::preset("default")?;
     backend::open(&Target::parse(url)?, &layout, &ConnectOptions::new(access))
         .with_context(|| format!("cannot open {url}"))

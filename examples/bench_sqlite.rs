@@ -3,12 +3,12 @@
 //! lives in `scripts/bench-sqlite.sh` because it times two programs):
 //!
 //! 1. Claim latency does not grow with history: the median
-//!    [`Backend::claim`] latency with 1,000,000 finished jobs in the table is
+//!    [`qctl::engine::claim`] latency with 1,000,000 finished jobs in the table is
 //!    within 1.5x of the median with none, with the indexes `init` creates.
 //!    The same ratio with only a single-column `status` index, and with no
 //!    index at all, is shown for contrast.
 //! 2. `stats` on a 2,000,000-row table that is 99% finished takes under
-//!    100 ms, both as [`Backend::stats`] and as a whole `qctl stats`
+//!    100 ms, both as [`qctl::engine::stats`] and as a whole `qctl stats`
 //!    process; `--exact` is shown for contrast.
 //!
 //! The machine this runs on is assumed to be small, shared and noisy, so no
@@ -105,13 +105,14 @@ fn target(path: &Path) -> Result<Target> {
     Target::parse(&format!("sqlite:{}", path.display()))
 }
 
-fn open(path: &Path, access: Access) -> Result<Box<dyn Backend>> {
+fn open(path: &Path, access: Access) -> Result<Box<dyn Backend + Send>> {
     let options = ConnectOptions {
         access,
         busy_timeout: Duration::from_secs(5),
         // PostgreSQL-only settings, at the CLI's defaults; SQLite ignores them.
         statement_timeout: Duration::from_secs(30),
         connect_timeout: Duration::from_secs(10),
+        index_timeout: Duration::from_secs(3600),
         sql_log: SqlLog::default(),
     };
     backend::open(&target(path)?, &layout()?, &options)

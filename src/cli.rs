@@ -91,6 +91,12 @@ pub struct GlobalOpts {
     /// PGCONNECT_TIMEOUT win)
     #[arg(long, global = true, value_parser = parse_duration, default_value = "10s", value_name = "DURATION")]
     pub connect_timeout: Duration,
+
+    /// PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than
+    /// this, and drop what it left; each wait for an older transaction is bounded by
+    /// --busy-timeout
+    #[arg(long, global = true, value_parser = parse_positive_duration, default_value = "1h", value_name = "DURATION")]
+    pub index_timeout: Duration,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -202,8 +208,9 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 5000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub jobs: u64,
 
-    /// How long each worker holds its claim transaction open, as a worker that processes the
-    /// job inside it does
+    /// How long each worker holds a claimed job before completing it; on PostgreSQL inside the
+    /// claim's transaction, as a worker that processes the job in it does (where SKIP LOCKED
+    /// and FOR UPDATE part ways)
     #[arg(long, value_parser = parse_duration, default_value = "0ms", value_name = "DURATION")]
     pub hold: Duration,
 
@@ -325,6 +332,9 @@ pub enum ListStatusArg {
     Stale,
     Done,
     Failed,
+    Cancelled,
+    /// Stored status values no state of the layout claims
+    Other,
 }
 
 #[derive(Debug, Args)]
@@ -358,10 +368,11 @@ pub struct FenceArgs {
     #[arg(long, value_name = "NAME", value_parser = parse_worker)]
     pub worker: String,
 
-    /// Also require this attempt number, as returned by claim (guards against a reclaim by a
-    /// worker of the same name)
-    #[arg(long, value_name = "N")]
-    pub attempt: Option<i64>,
+    /// The fence token claim returned: the job changes only if no later claim took it, even
+    /// by a worker of the same name (--attempt is the same token where it is the attempts
+    /// counter)
+    #[arg(long, value_name = "TOKEN", visible_alias = "attempt")]
+    pub fence: Option<i64>,
 }
 
 #[derive(Debug, Args)]
@@ -426,6 +437,15 @@ pub struct ReapArgs {
     /// PostgreSQL: wait for another reap of the same table to finish instead of stopping
     #[arg(long)]
     pub wait: bool,
+
+    /// List at most N reaped jobs (the counts always cover every one)
+    #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub show: u64,
+
+    /// With --format json: print every reaped job as a JSON line as its batch commits, then
+    /// the summary as the last line
+    #[arg(long)]
+    pub stream: bool,
 }
 
 #[derive(Debug, Args)]

@@ -73,6 +73,25 @@ pub enum QctlError {
         why: String,
         what_to_do: &'static str,
     },
+
+    #[error(
+        "{message} — the statement ran longer than --statement-timeout ({limit}); raise it if \
+         the table is big"
+    )]
+    StatementTimeout { message: String, limit: String },
+
+    #[error("{message} — a lock was held longer than --busy-timeout ({limit}); retry, or raise it")]
+    LockTimeout { message: String, limit: String },
+
+    #[error(
+        "{message} — the role lacks a privilege this command needs on {table}: reading needs \
+         SELECT; claim, complete, fail, retry and reap need UPDATE; enqueue needs INSERT; purge \
+         needs DELETE; init needs CREATE on the schema. Ask for it with GRANT"
+    )]
+    Privilege { message: String, table: String },
+
+    #[error("interrupted")]
+    Interrupted,
 }
 
 impl QctlError {
@@ -80,6 +99,7 @@ impl QctlError {
     pub fn exit_code(&self) -> u8 {
         match self {
             QctlError::AnotherReap { .. } => exit::NO,
+            QctlError::Interrupted => exit::INTERRUPTED,
             _ => exit::ERROR,
         }
     }

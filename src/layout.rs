@@ -97,7 +97,7 @@ impl fmt::Display for TableName {
 }
 
 /// qctl's concepts, each mapped to a column (or to none) by the layout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Concept {
     Id,
     Queue,
@@ -112,10 +112,15 @@ pub enum Concept {
     CreatedAt,
     UpdatedAt,
     LastError,
+    Priority,
+    FinishedAt,
 }
 
+/// How many concepts there are: the size of per-concept arrays.
+pub const CONCEPTS: usize = 15;
+
 impl Concept {
-    pub const ALL: [Concept; 13] = [
+    pub const ALL: [Concept; CONCEPTS] = [
         Concept::Id,
         Concept::Queue,
         Concept::Status,
@@ -129,6 +134,8 @@ impl Concept {
         Concept::CreatedAt,
         Concept::UpdatedAt,
         Concept::LastError,
+        Concept::Priority,
+        Concept::FinishedAt,
     ];
 
     /// The key used in `[layout.columns]` and in messages.
@@ -147,6 +154,8 @@ impl Concept {
             Concept::CreatedAt => "created_at",
             Concept::UpdatedAt => "updated_at",
             Concept::LastError => "last_error",
+            Concept::Priority => "priority",
+            Concept::FinishedAt => "finished_at",
         }
     }
 
@@ -167,25 +176,30 @@ impl Concept {
                 | Concept::LockedAt
                 | Concept::CreatedAt
                 | Concept::UpdatedAt
+                | Concept::FinishedAt
         )
     }
 }
 
-/// The canonical statuses (spec §3); `failed` is the dead-letter state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The states an operator sees (spec §3, grown as real queues have them):
+/// `failed` is the dead-letter state; a stored value no state claims is
+/// `other`, counted and shown, never dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Status {
     Pending,
     Running,
     Done,
     Failed,
+    Cancelled,
 }
 
 impl Status {
-    pub const ALL: [Status; 4] = [
+    pub const ALL: [Status; 5] = [
         Status::Pending,
         Status::Running,
         Status::Done,
         Status::Failed,
+        Status::Cancelled,
     ];
 
     pub fn name(self) -> &'static str {
@@ -194,46 +208,64 @@ impl Status {
             Status::Running => "running",
             Status::Done => "done",
             Status::Failed => "failed",
+            Status::Cancelled => "cancelled",
         }
     }
 }
 
-/// The stored value of each canonical status.
+/// The stored values of each state. A state may have several (pg-boss
+/// stores `created` and `retry`, both pending); the first is the one qctl
+/// writes. A state with none does not exist in the table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusValues {
-    pub pending: String,
-    pub running: String,
-    pub done: String,
-    pub failed: String,
+    values: [Vec<String>; 5],
 }
 
 impl StatusValues {
-    pub fn stored(&self, status: Status) -> &str {
-        match status {
-            Status::Pending => &self.pending,
-            Status::Running => &self.running,
-            Status::Done => &self.done,
-            Status::Failed => &self.failed,
-        }
+    pub fn new(values: [Vec<String>; 5]) -> StatusValues {
+        StatusValues { values }
     }
 
-    /// Maps a stored value back to its canonical status.
+    /// Every stored value of a state.
+    pub fn all(&self, status: Status) -> &[String] {
+        &self.values[status as usize]
+    }
+
+    /// The value qctl writes for a state, when the state exists.
+    pub fn written(&self, status: Status) -> Option<&str> {
+        self.values[status as usize].first().map(String::as_str)
+    }
+
+    /// Whether the table has this state at all.
+    pub fn has(&self, status: Status) -> bool {
+        !self.values[status as usize].is_empty()
+    }
+
+    /// Maps a stored value back to its state.
     pub fn canonical(&self, stored: &str) -> Option<Status> {
-        Status::ALL.into_iter().find(|s| self.stored(*s) == stored)
+        Status::ALL
+            .into_iter()
+            .find(|s| self.all(*s).iter().any(|v| v == stored))
     }
 
-    /// The canonical name of a stored value, or the stored value itself
+    /// The state's name of a stored value, or the stored value itself
     /// when it maps to none.
     pub fn name_of(&self, stored: String) -> String {
         self.canonical(&stored)
             .map_or(stored, |s| s.name().to_string())
     }
 
-    /// The stored value as a SQL string literal. Status values are written
-    /// as literals, not bound, so the planner can match a partial index.
-    pub fn literal(&self, status: Status) -> String {
-        format!("'{}'", self.stored(status).replace('\'', "''"))
+    /// Every stored value of every state.
+    pub fn mapped(&self) -> impl Iterator<Item = &str> {
+        self.values.iter().flatten().map(String::as_str)
     }
+}
+
+/// A stored status value as a SQL string literal. Status values are
+/// written as literals, not bound, so the planner can match a partial
+/// index; validation keeps quotes and backslashes harmless.
+pub fn literal(value: &str) -> String {
+    format!("'{}'", value.replace('\'', "''"))
 }
 
 /// When the attempts column is incremented.
@@ -249,7 +281,7 @@ pub enum AttemptCounting {
     Requeue,
 }
 
-/// How a SQLite table stores times (PostgreSQL always uses timestamptz).
+/// How a SQLite table stores times (PostgreSQL uses its own types).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TimeEncoding {
@@ -275,13 +307,34 @@ impl TimeEncoding {
     }
 }
 
+/// What fences `complete` and `fail`: a value the claim writes and no
+/// later claim of the same job repeats, so a worker that lost its job
+/// cannot finish the job of the worker that holds it now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FenceKind {
+    /// The attempts counter: every claim adds one, and nothing (retry,
+    /// reap, fail) ever lowers it.
+    Attempts,
+    /// The retry counter of a layout that counts requeues: every way back
+    /// to pending (reap, fail with attempts left, retry) adds one, so two
+    /// claims never see the same value.
+    Requeues,
+    /// No counter: the lock time the claim wrote (a timestamp), in
+    /// microseconds. Two claims in the same clock tick of the column
+    /// would share it, so counters are preferred.
+    LockTime(Concept),
+}
+
 /// A complete, validated layout.
 #[derive(Debug, Clone)]
 pub struct Layout {
     /// The preset it started from, for messages.
     pub preset: String,
     pub table: TableName,
-    columns: [Option<Ident>; 13],
+    columns: [Option<Ident>; CONCEPTS],
+    /// Columns the config file named: they must exist. A preset's optional
+    /// columns may be missing from a table (see [`Layout::drop_missing`]).
+    explicit: [bool; CONCEPTS],
     pub statuses: StatusValues,
     pub attempts_counted: AttemptCounting,
     /// `None`: detect from the table's rows, else integer Unix seconds.
@@ -290,6 +343,10 @@ pub struct Layout {
 
 /// The names of the presets, for `--help` and completions.
 pub const PRESETS: [&str; 2] = ["default", "app-job-queue"];
+
+fn values(list: &[&str]) -> Vec<String> {
+    list.iter().map(|v| v.to_string()).collect()
+}
 
 impl Layout {
     pub fn preset(name: &str) -> Result<Layout> {
@@ -312,13 +369,17 @@ impl Layout {
                     col("created_at"),
                     col("updated_at"),
                     col("last_error"),
+                    None,
+                    None,
                 ],
-                statuses: StatusValues {
-                    pending: "pending".into(),
-                    running: "running".into(),
-                    done: "done".into(),
-                    failed: "failed".into(),
-                },
+                explicit: [false; CONCEPTS],
+                statuses: StatusValues::new([
+                    values(&["pending"]),
+                    values(&["running"]),
+                    values(&["done"]),
+                    values(&["failed"]),
+                    Vec::new(),
+                ]),
                 attempts_counted: AttemptCounting::Claim,
                 time: None,
             }),
@@ -339,13 +400,17 @@ impl Layout {
                     col("created_at"),
                     col("updated_at"),
                     None,
+                    None,
+                    None,
                 ],
-                statuses: StatusValues {
-                    pending: "PENDING".into(),
-                    running: "PROCESSING".into(),
-                    done: "COMPLETED".into(),
-                    failed: "FAILED".into(),
-                },
+                explicit: [false; CONCEPTS],
+                statuses: StatusValues::new([
+                    values(&["PENDING"]),
+                    values(&["PROCESSING"]),
+                    values(&["COMPLETED"]),
+                    values(&["FAILED"]),
+                    Vec::new(),
+                ]),
                 attempts_counted: AttemptCounting::Requeue,
                 time: None,
             }),
@@ -358,6 +423,16 @@ impl Layout {
 
     pub fn column(&self, concept: Concept) -> Option<&Ident> {
         self.columns[concept as usize].as_ref()
+    }
+
+    /// Whether the config file named this concept's column.
+    pub fn is_explicit(&self, concept: Concept) -> bool {
+        self.explicit[concept as usize]
+    }
+
+    /// Forgets a column the table lacks (see `sql::schema`).
+    pub fn unmap(&mut self, concept: Concept) {
+        self.columns[concept as usize] = None;
     }
 
     /// The column for a concept, or an error saying which command needs it
@@ -373,6 +448,19 @@ impl Layout {
         })
     }
 
+    /// What fences `complete` and `fail` in this layout, if anything but
+    /// the worker's name can.
+    pub fn fence(&self) -> Option<FenceKind> {
+        match (self.column(Concept::Attempts), self.attempts_counted) {
+            (Some(_), AttemptCounting::Claim) => Some(FenceKind::Attempts),
+            (Some(_), AttemptCounting::Requeue) => Some(FenceKind::Requeues),
+            (None, _) => [Concept::LockedAt, Concept::LockedUntil]
+                .into_iter()
+                .find(|c| self.column(*c).is_some())
+                .map(FenceKind::LockTime),
+        }
+    }
+
     /// Applies the `[layout]` section of the config file.
     pub fn apply_overrides(&mut self, overrides: &LayoutOverrides) -> Result<()> {
         if let Some(table) = &overrides.table {
@@ -386,6 +474,7 @@ impl Layout {
                 ))
             })?;
             self.columns[concept as usize] = Some(Ident::new(column, "column")?);
+            self.explicit[concept as usize] = true;
         }
         for key in &overrides.without {
             let concept = Concept::from_key(key).ok_or_else(|| {
@@ -401,14 +490,15 @@ impl Layout {
             self.columns[concept as usize] = None;
         }
         let statuses = &overrides.statuses;
-        for (value, slot) in [
-            (&statuses.pending, &mut self.statuses.pending),
-            (&statuses.running, &mut self.statuses.running),
-            (&statuses.done, &mut self.statuses.done),
-            (&statuses.failed, &mut self.statuses.failed),
+        for (status, value) in [
+            (Status::Pending, &statuses.pending),
+            (Status::Running, &statuses.running),
+            (Status::Done, &statuses.done),
+            (Status::Failed, &statuses.failed),
+            (Status::Cancelled, &statuses.cancelled),
         ] {
             if let Some(value) = value {
-                *slot = value.clone();
+                self.statuses.values[status as usize] = value.clone().into_vec();
             }
         }
         if let Some(counting) = overrides.attempts_counted {
@@ -426,24 +516,34 @@ impl Layout {
     }
 
     fn validate_statuses(&self) -> Result<()> {
-        let values = Status::ALL.map(|s| self.statuses.stored(s));
-        for (i, value) in values.iter().enumerate() {
-            // No backslash: with standard_conforming_strings off, PostgreSQL
-            // would read it as an escape inside the status literal.
-            if value.is_empty()
-                || value.len() > 64
-                || value.chars().any(|c| c.is_control() || c == '\\')
-            {
+        let mut seen: Vec<&str> = Vec::new();
+        for status in Status::ALL {
+            let values = self.statuses.all(status);
+            if values.is_empty() && status != Status::Cancelled {
                 return Err(QctlError::usage(format!(
-                    "invalid stored value {value:?} for status {}: use 1 to 64 printable characters, \
-                     no backslash",
-                    Status::ALL[i].name()
+                    "status {} needs at least one stored value",
+                    status.name()
                 )));
             }
-            if values[..i].contains(value) {
-                return Err(QctlError::usage(format!(
-                    "two statuses are stored as {value:?}; each needs its own value"
-                )));
+            for value in values {
+                // No backslash: with standard_conforming_strings off,
+                // PostgreSQL would read it as an escape inside the literal.
+                if value.is_empty()
+                    || value.len() > 64
+                    || value.chars().any(|c| c.is_control() || c == '\\')
+                {
+                    return Err(QctlError::usage(format!(
+                        "invalid stored value {value:?} for status {}: use 1 to 64 printable \
+                         characters, no backslash",
+                        status.name()
+                    )));
+                }
+                if seen.contains(&value.as_str()) {
+                    return Err(QctlError::usage(format!(
+                        "two statuses are stored as {value:?}; each needs its own value"
+                    )));
+                }
+                seen.push(value);
             }
         }
         Ok(())
@@ -457,16 +557,18 @@ impl Layout {
     }
 
     /// The column that orders ready jobs: due time, else creation time.
-    pub fn order_column(&self) -> Option<&Ident> {
-        self.column(Concept::RunAt)
-            .or_else(|| self.column(Concept::CreatedAt))
+    pub fn order_concept(&self) -> Option<Concept> {
+        [Concept::RunAt, Concept::CreatedAt]
+            .into_iter()
+            .find(|c| self.column(*c).is_some())
     }
 
-    /// The column that dates a finished job for purge: its last update,
-    /// else its creation.
-    pub fn finished_at_column(&self) -> Option<&Ident> {
-        self.column(Concept::UpdatedAt)
-            .or_else(|| self.column(Concept::CreatedAt))
+    /// The concept that dates a finished job for purge: its finish time,
+    /// else its last update, else its creation.
+    pub fn finished_at_concept(&self) -> Option<Concept> {
+        [Concept::FinishedAt, Concept::UpdatedAt, Concept::CreatedAt]
+            .into_iter()
+            .find(|c| self.column(*c).is_some())
     }
 }
 
@@ -487,13 +589,31 @@ pub struct LayoutOverrides {
     pub time: Option<TimeEncoding>,
 }
 
+/// A state's stored value, or several.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::One(value) => vec![value],
+            OneOrMany::Many(values) => values,
+        }
+    }
+}
+
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StatusOverrides {
-    pub pending: Option<String>,
-    pub running: Option<String>,
-    pub done: Option<String>,
-    pub failed: Option<String>,
+    pub pending: Option<OneOrMany>,
+    pub running: Option<OneOrMany>,
+    pub done: Option<OneOrMany>,
+    pub failed: Option<OneOrMany>,
+    pub cancelled: Option<OneOrMany>,
 }
 
 #[cfg(test)]
@@ -525,7 +645,7 @@ mod tests {
         let app = Layout::preset("app-job-queue").unwrap();
         assert_eq!(app.table.to_string(), "app_job_queue");
         assert!(app.column(Concept::Queue).is_none());
-        assert_eq!(app.statuses.literal(Status::Running), "'PROCESSING'");
+        assert_eq!(app.statuses.written(Status::Running), Some("PROCESSING"));
         assert!(Layout::preset("nope").is_err());
 
         let mut layout = Layout::preset("default").unwrap();
@@ -544,7 +664,10 @@ mod tests {
         layout.apply_overrides(&overrides).unwrap();
         assert_eq!(layout.column(Concept::Status).unwrap().as_str(), "state");
         assert!(layout.column(Concept::LastError).is_none());
-        assert_eq!(layout.statuses.literal(Status::Pending), "'it''s queued'");
+        assert_eq!(
+            literal(layout.statuses.written(Status::Pending).unwrap()),
+            "'it''s queued'"
+        );
         assert_eq!(layout.time, Some(TimeEncoding::UnixMs));
     }
 

@@ -12,12 +12,17 @@ pub mod commands;
 pub mod config;
 pub mod docs;
 pub mod duration;
+pub mod engine;
 pub mod error;
 pub mod explain;
+pub mod interrupt;
+pub mod json;
 pub mod layout;
 pub mod model;
 pub mod output;
 pub mod render;
+pub mod request;
+pub mod sql;
 pub mod target;
 
 use std::ffi::OsString;
@@ -43,12 +48,13 @@ pub struct Ctx {
     pub busy_timeout: Duration,
     pub statement_timeout: Duration,
     pub connect_timeout: Duration,
+    pub index_timeout: Duration,
     pub sql_log: SqlLog,
 }
 
 impl Ctx {
     /// Connects to the queue's database for the given kind of access.
-    pub fn open(&self, access: Access) -> Result<Box<dyn Backend>> {
+    pub fn open(&self, access: Access) -> Result<Box<dyn Backend + Send>> {
         backend::open(
             &self.target,
             &self.layout,
@@ -57,6 +63,7 @@ impl Ctx {
                 busy_timeout: self.busy_timeout,
                 statement_timeout: self.statement_timeout,
                 connect_timeout: self.connect_timeout,
+                index_timeout: self.index_timeout,
                 sql_log: self.sql_log.clone(),
             },
         )
@@ -109,6 +116,10 @@ fn report(err: &anyhow::Error) -> u8 {
     let code = err
         .downcast_ref::<error::QctlError>()
         .map_or(exit::ERROR, error::QctlError::exit_code);
+    if code == exit::INTERRUPTED {
+        // The handler has said so already.
+        return code;
+    }
     let text = output::sanitize(&format!("{err:#}"));
     if code == exit::NO {
         eprintln!("qctl: {text}");
@@ -144,6 +155,7 @@ fn run(cli: Cli) -> Result<u8> {
         busy_timeout: global.busy_timeout,
         statement_timeout: global.statement_timeout,
         connect_timeout: global.connect_timeout,
+        index_timeout: global.index_timeout,
         sql_log: SqlLog {
             enabled: global.verbose,
         },

@@ -3,13 +3,10 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    // Ctrl-C ends qctl with 130, as documented; an open transaction is
-    // rolled back by the database (SQLite's journal, PostgreSQL's
-    // connection end), so an interrupted command changes nothing it had
-    // not committed.
-    let _ = ctrlc::set_handler(|| {
-        eprintln!("qctl: interrupted");
-        std::process::exit(i32::from(qctl::error::exit::INTERRUPTED));
-    });
+    // Ctrl-C ends qctl with 130, as documented, after cancelling what a
+    // server runs for it; an open transaction is rolled back by the
+    // database (SQLite's journal, PostgreSQL's connection end), so an
+    // interrupted command changes nothing it had not committed.
+    qctl::interrupt::install();
     ExitCode::from(qctl::main_with_args(std::env::args_os()))
 }

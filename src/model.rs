@@ -4,7 +4,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Serialize, Serializer};
 
 /// A job id: a number for integer id columns, text otherwise (spec §6).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(untagged)]
 pub enum JobId {
     Int(i64),
@@ -47,10 +47,15 @@ pub struct Job {
     pub queue: Option<String>,
     /// Canonical status name, or the stored value when it maps to none.
     pub status: String,
-    pub payload: serde_json::Value,
+    pub payload: Payload,
     pub attempts: Option<i64>,
     pub max_attempts: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i64>,
     pub locked_by: Option<String>,
+    /// The token that fences `complete` and `fail` (`--fence`): the
+    /// attempts counter, or the claim's lock time in microseconds.
+    pub fence: Option<i64>,
     #[serde(serialize_with = "serialize_time")]
     pub run_at: Option<DateTime<Utc>>,
     #[serde(serialize_with = "serialize_time")]
@@ -61,14 +66,66 @@ pub struct Job {
     pub created_at: Option<DateTime<Utc>>,
     #[serde(serialize_with = "serialize_time")]
     pub updated_at: Option<DateTime<Utc>>,
+    #[serde(
+        serialize_with = "serialize_time",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub finished_at: Option<DateTime<Utc>>,
     pub last_error: Option<String>,
 }
 
-/// A stored payload as JSON; text that is not JSON stays a string.
-pub fn payload_value(raw: Option<String>) -> serde_json::Value {
-    match raw {
-        Some(raw) => serde_json::from_str(&raw).unwrap_or(serde_json::Value::String(raw)),
-        None => serde_json::Value::Null,
+/// A stored payload, shown exactly as stored: JSON text is passed through
+/// byte for byte (no number is rounded through a float); what is not JSON
+/// (a text column holding anything) is shown as a JSON string.
+#[derive(Debug, Clone)]
+pub enum Payload {
+    Json(Box<serde_json::value::RawValue>),
+    NotJson(String),
+    Null,
+}
+
+impl Payload {
+    pub fn from_value(value: crate::sql::Value) -> Payload {
+        let text = match value {
+            crate::sql::Value::Null => return Payload::Null,
+            crate::sql::Value::Bytes(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(err) => {
+                    return Payload::NotJson(String::from_utf8_lossy(err.as_bytes()).into_owned());
+                }
+            },
+            other => other.into_text().unwrap_or_default(),
+        };
+        Payload::from_text(text)
+    }
+
+    pub fn from_text(text: String) -> Payload {
+        if crate::json::validate(&text).is_err() {
+            return Payload::NotJson(text);
+        }
+        match serde_json::value::RawValue::from_string(text) {
+            Ok(raw) => Payload::Json(raw),
+            Err(err) => Payload::NotJson(err.to_string()),
+        }
+    }
+
+    /// The payload as one line of JSON text.
+    pub fn text(&self) -> String {
+        match self {
+            Payload::Json(raw) => raw.get().to_string(),
+            Payload::NotJson(text) => serde_json::to_string(text).unwrap_or_default(),
+            Payload::Null => "null".into(),
+        }
+    }
+}
+
+impl Serialize for Payload {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Payload::Json(raw) => raw.serialize(s),
+            Payload::NotJson(text) => s.serialize_str(text),
+            Payload::Null => s.serialize_none(),
+        }
     }
 }
 
@@ -97,6 +154,11 @@ pub struct Counts {
     pub stale: Option<i64>,
     pub done: i64,
     pub failed: i64,
+    pub cancelled: i64,
+    /// Jobs whose stored status no state claims.
+    pub other: i64,
+    /// Those jobs by stored value (`null` for a NULL status).
+    pub other_values: std::collections::BTreeMap<String, i64>,
     pub oldest_ready_age_seconds: Option<f64>,
     /// The fields that are estimates rather than exact counts.
     pub estimated: Vec<&'static str>,
@@ -115,6 +177,11 @@ impl Counts {
         };
         self.done += other.done;
         self.failed += other.failed;
+        self.cancelled += other.cancelled;
+        self.other += other.other;
+        for (value, n) in &other.other_values {
+            *self.other_values.entry(value.clone()).or_default() += n;
+        }
         self.oldest_ready_age_seconds = match (
             self.oldest_ready_age_seconds,
             other.oldest_ready_age_seconds,
@@ -145,7 +212,7 @@ impl Stats {
         table: String,
         by_queue: std::collections::BTreeMap<Option<String>, Counts>,
         done_estimated: bool,
-        stale: Option<crate::backend::StaleRule>,
+        stale: Option<crate::request::StaleRule>,
     ) -> Stats {
         let mut total = Counts {
             stale: stale.map(|_| 0),
@@ -169,11 +236,13 @@ impl Stats {
             table,
             queues,
             total,
-            stale_rule: stale.map(crate::backend::StaleRule::name),
+            stale_rule: stale.map(crate::request::StaleRule::name),
             stale_timeout_seconds: match stale {
-                Some(crate::backend::StaleRule::LockAge(t)) => Some(t.as_secs_f64()),
+                Some(crate::request::StaleRule::LockAge(t)) => Some(t.as_secs_f64()),
                 _ => None,
             },
+            has_cancelled: false,
+            notes: Vec::new(),
         }
     }
 }
@@ -187,6 +256,12 @@ pub struct Stats {
     /// The staleness rule used: `lease` or `lock_age`.
     pub stale_rule: Option<&'static str>,
     pub stale_timeout_seconds: Option<f64>,
+    /// Whether the table has a cancelled state (the table view shows the
+    /// column only then).
+    #[serde(skip)]
+    pub has_cancelled: bool,
+    /// What the reader should know about these numbers (a stale estimate).
+    pub notes: Vec<String>,
 }
 
 /// What reap does (or would do) to one stale job.
@@ -210,31 +285,35 @@ pub struct ReapedJob {
 }
 
 impl ReapOutcome {
-    pub fn new(dry_run: bool) -> ReapOutcome {
+    pub fn new(dry_run: bool, show: usize) -> ReapOutcome {
         ReapOutcome {
             dry_run,
             requeued: 0,
             dead_lettered: 0,
             jobs: Vec::new(),
+            jobs_not_shown: 0,
             batches: 0,
+            show,
         }
     }
 
-    /// Counts what reap did (or would do) to one job and lists it.
-    pub fn record(&mut self, action: ReapAction, job: Job) {
-        match action {
+    /// Counts what reap did (or would do) to one job, and lists it while
+    /// the list is shorter than asked: memory stays flat however many
+    /// jobs are stale.
+    pub fn record(&mut self, job: ReapedJob) {
+        match job.action {
             ReapAction::Requeue => self.requeued += 1,
             ReapAction::DeadLetter => self.dead_lettered += 1,
         }
-        self.jobs.push(ReapedJob {
-            id: job.id,
-            queue: job.queue,
-            action,
-            attempts: job.attempts,
-            max_attempts: job.max_attempts,
-            locked_by: job.locked_by,
-            locked_at: job.locked_at,
-        });
+        if self.jobs.len() < self.show {
+            self.jobs.push(job);
+        } else {
+            self.jobs_not_shown += 1;
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.requeued + self.dead_lettered
     }
 }
 
@@ -243,8 +322,13 @@ pub struct ReapOutcome {
     pub dry_run: bool,
     pub requeued: u64,
     pub dead_lettered: u64,
+    /// The first `--show` jobs reaped.
     pub jobs: Vec<ReapedJob>,
+    /// Jobs reaped beyond those listed.
+    pub jobs_not_shown: u64,
     pub batches: u64,
+    #[serde(skip)]
+    pub show: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -362,7 +446,7 @@ pub struct WaitingSession {
     pub waiting_for_jobs: Vec<JobId>,
 }
 
-/// A session others wait on.
+/// A session (or process) others wait on, or that holds a lock.
 #[derive(Debug, Clone, Serialize)]
 pub struct BlockingSession {
     pub pid: i32,
@@ -376,38 +460,57 @@ pub struct BlockingSession {
     pub root: bool,
     /// Job rows others wait for that this session holds.
     pub holds_jobs: Vec<JobId>,
+    /// The lock it holds, where the database says (SQLite: `writer`,
+    /// `read`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lock: Option<String>,
+    /// The file that lock is on (SQLite: the database, its WAL or -shm).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
+/// `qctl blocked`: who waits on whom, whatever the database. The waits
+/// and the holders form chains; `details` holds what a database says of
+/// its own locking (SQLite: the journal mode and whether a writer holds
+/// the write lock right now).
 #[derive(Debug, Clone, Serialize)]
 pub struct BlockedReport {
     pub backend: &'static str,
     pub sessions: Vec<WaitingSession>,
     pub blockers: Vec<BlockingSession>,
+    #[serde(flatten)]
+    pub details: serde_json::Map<String, serde_json::Value>,
     pub notes: Vec<String>,
 }
 
-/// A process holding a lock on a SQLite database file (from /proc/locks).
-#[derive(Debug, Clone, Serialize)]
-pub struct FileLockHolder {
-    pub pid: i32,
-    pub command: Option<String>,
-    /// The lock it holds: `write` (a writer), `read`, on which file.
-    pub file: String,
-    pub kind: &'static str,
-    pub writer: bool,
-}
+impl BlockedReport {
+    pub fn new(backend: &'static str) -> BlockedReport {
+        BlockedReport {
+            backend,
+            sessions: Vec::new(),
+            blockers: Vec::new(),
+            details: serde_json::Map::new(),
+            notes: Vec::new(),
+        }
+    }
 
-/// `qctl blocked` on SQLite: the same question, asked of a file.
-#[derive(Debug, Clone, Serialize)]
-pub struct SqliteLockReport {
-    pub backend: &'static str,
-    pub journal_mode: String,
-    /// Whether another connection holds the write lock right now.
-    pub write_locked: bool,
-    pub wal_bytes: Option<u64>,
-    pub wal_checkpoint_threshold_bytes: Option<u64>,
-    pub holders: Vec<FileLockHolder>,
-    pub notes: Vec<String>,
+    /// How long the longest waiter has waited.
+    pub fn longest_wait(&self) -> Option<f64> {
+        self.sessions
+            .iter()
+            .filter_map(|s| s.wait_seconds)
+            .fold(None, |max: Option<f64>, w| {
+                Some(max.map_or(w, |m| m.max(w)))
+            })
+    }
+
+    /// Whether a writer holds a database-wide write lock right now.
+    pub fn write_locked(&self) -> bool {
+        self.details
+            .get("write_locked")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false)
+    }
 }
 
 /// An advisory lock held or awaited (`qctl locks`, PostgreSQL).

@@ -7,12 +7,12 @@ use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table, presets
 use owo_colors::OwoColorize;
 use serde::Serialize;
 
-use crate::backend::Blocked;
+use crate::commands::doctor::{CheckStatus, DoctorReport};
 use crate::duration::format_age;
-use crate::explain::{ExplainReport, Severity};
+use crate::explain::{ExplainReport, FindingKind, Severity};
 use crate::model::{
     AdvisoryLock, BenchReport, BlockedReport, Counts, EnqueueOutcome, Job, LocksReport,
-    PurgeOutcome, ReapAction, ReapOutcome, RetryOutcome, SqliteLockReport, Stats, rfc3339,
+    PurgeOutcome, ReapAction, ReapOutcome, RetryOutcome, Stats, rfc3339,
 };
 use crate::output::{Render, Styles, thousands};
 
@@ -43,13 +43,20 @@ fn alarm(n: i64, color: Color, styles: &Styles) -> Cell {
     }
 }
 
-fn counts_row(label: &str, c: &Counts, styles: &Styles) -> Vec<Cell> {
+/// Which optional columns the stats table shows.
+#[derive(Clone, Copy)]
+struct StatsColumns {
+    cancelled: bool,
+    other: bool,
+}
+
+fn counts_row(label: &str, c: &Counts, columns: StatsColumns, styles: &Styles) -> Vec<Cell> {
     let done = if c.estimated.contains(&"done") {
         format!("~{}", thousands(c.done))
     } else {
         thousands(c.done)
     };
-    vec![
+    let mut row = vec![
         Cell::new(clean(label)),
         number(c.pending),
         number(c.ready),
@@ -61,36 +68,54 @@ fn counts_row(label: &str, c: &Counts, styles: &Styles) -> Vec<Cell> {
         },
         Cell::new(done).set_alignment(CellAlignment::Right),
         alarm(c.failed, Color::Yellow, styles),
+    ];
+    if columns.cancelled {
+        row.push(number(c.cancelled));
+    }
+    if columns.other {
+        row.push(alarm(c.other, Color::Yellow, styles));
+    }
+    row.push(
         Cell::new(c.oldest_ready_age_seconds.map_or("-".into(), format_age))
             .set_alignment(CellAlignment::Right),
-    ]
+    );
+    row
 }
 
 impl Render for Stats {
     fn render_table(&self, styles: &Styles) -> String {
-        let mut table = new_table(
-            styles,
-            &[
-                "queue",
-                "pending",
-                "ready",
-                "scheduled",
-                "running",
-                "stale",
-                "done",
-                "failed",
-                "oldest ready",
-            ],
-        );
+        let columns = StatsColumns {
+            cancelled: self.has_cancelled,
+            other: self.total.other > 0,
+        };
+        let mut header = vec![
+            "queue",
+            "pending",
+            "ready",
+            "scheduled",
+            "running",
+            "stale",
+            "done",
+            "failed",
+        ];
+        if columns.cancelled {
+            header.push("cancelled");
+        }
+        if columns.other {
+            header.push("other");
+        }
+        header.push("oldest ready");
+        let mut table = new_table(styles, &header);
         for q in &self.queues {
             table.add_row(counts_row(
                 q.queue.as_deref().unwrap_or("-"),
                 &q.counts,
+                columns,
                 styles,
             ));
         }
         if self.queues.len() != 1 {
-            table.add_row(counts_row("total", &self.total, styles));
+            table.add_row(counts_row("total", &self.total, columns, styles));
         }
         let mut out = format!("{table}\n");
         let mut notes = Vec::new();
@@ -106,6 +131,19 @@ impl Render for Stats {
         if self.total.estimated.contains(&"done") {
             notes.push("~ estimated; --exact counts".to_string());
         }
+        if self.total.other > 0 {
+            let values: Vec<String> = self
+                .total
+                .other_values
+                .iter()
+                .map(|(v, n)| format!("{} ({n})", clean(v)))
+                .collect();
+            notes.push(format!(
+                "other: statuses no state claims: {}",
+                values.join(", ")
+            ));
+        }
+        notes.extend(self.notes.iter().map(|n| clean(n)));
         let _ = writeln!(
             out,
             "{}",
@@ -140,6 +178,19 @@ fn clean(text: &str) -> String {
             }
         })
         .collect()
+}
+
+/// Like [`clean`], keeping line breaks (for multi-line values).
+fn clean_lines(text: &str) -> String {
+    text.lines().map(clean).collect::<Vec<_>>().join("\n")
+}
+
+/// A finding kind as JSON names it.
+fn kind_name(kind: FindingKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 fn short(text: &str, max: usize) -> String {
@@ -207,7 +258,7 @@ impl Render for JobList {
                 Cell::new(attempts_text(job)),
                 Cell::new(time_cell(&job.run_at.or(job.created_at))),
                 Cell::new(clean(job.locked_by.as_deref().unwrap_or("-"))),
-                Cell::new(short(&job.payload.to_string(), 40)),
+                Cell::new(short(&job.payload.text(), 40)),
                 Cell::new(short(job.last_error.as_deref().unwrap_or(""), 40)),
             ]);
         }
@@ -224,12 +275,15 @@ impl Render for Job {
             ("queue", self.queue.as_deref().map(clean)),
             ("status", Some(clean(&self.status))),
             ("attempts", Some(attempts_text(self))),
+            ("priority", self.priority.map(|p| p.to_string())),
+            ("fence", self.fence.map(|f| f.to_string())),
             ("run at", time(&self.run_at)),
             ("locked by", self.locked_by.as_deref().map(clean)),
             ("locked at", time(&self.locked_at)),
             ("lease until", time(&self.locked_until)),
             ("created at", time(&self.created_at)),
             ("updated at", time(&self.updated_at)),
+            ("finished at", time(&self.finished_at)),
             ("last error", self.last_error.as_deref().map(clean)),
         ];
         for (label, value) in rows {
@@ -241,7 +295,7 @@ impl Render for Job {
                 );
             }
         }
-        let payload = serde_json::to_string_pretty(&self.payload).unwrap_or_default();
+        let payload = clean_lines(&crate::json::pretty(&self.payload.text()));
         let _ = writeln!(out, "{}", "payload:".style(styles.strong));
         for line in payload.lines() {
             let _ = writeln!(out, "  {line}");
@@ -297,12 +351,19 @@ impl Render for ReapOutcome {
             }
             let _ = writeln!(out, "{table}");
         }
+        if self.jobs_not_shown > 0 {
+            let _ = writeln!(
+                out,
+                "... and {} more (--show N lists more; --format json --stream lists every one)",
+                thousands(self.jobs_not_shown as i64)
+            );
+        }
         let summary = if self.dry_run {
             format!(
                 "would requeue {} and dead-letter {} stale jobs (dry run: nothing changed)",
                 self.requeued, self.dead_lettered
             )
-        } else if self.jobs.is_empty() {
+        } else if self.total() == 0 {
             "no stale jobs".to_string()
         } else {
             format!(
@@ -371,7 +432,7 @@ impl Render for ExplainReport {
                 out,
                 "{} {}",
                 format!("{} query:", check.query).style(styles.strong),
-                check.sql.style(styles.dim)
+                clean(&check.sql).style(styles.dim)
             );
             let _ = writeln!(out, "  plan:");
             for (i, line) in check.lines.iter().enumerate() {
@@ -388,12 +449,12 @@ impl Render for ExplainReport {
                             out,
                             "  {} {indent}{}  {}",
                             ">".style(style),
-                            line.text.style(style),
-                            format!("<- {}", f.kind).style(style)
+                            clean(&line.text).style(style),
+                            format!("<- {}", kind_name(f.kind)).style(style)
                         );
                     }
                     None => {
-                        let _ = writeln!(out, "    {indent}{}", line.text);
+                        let _ = writeln!(out, "    {indent}{}", clean(&line.text));
                     }
                 }
             }
@@ -406,14 +467,14 @@ impl Render for ExplainReport {
             }
             for finding in &check.findings {
                 let label = match finding.severity {
-                    Severity::Error => format!("error[{}]", finding.kind)
+                    Severity::Error => format!("error[{}]", kind_name(finding.kind))
                         .style(styles.bad)
                         .to_string(),
-                    Severity::Warning => format!("warning[{}]", finding.kind)
+                    Severity::Warning => format!("warning[{}]", kind_name(finding.kind))
                         .style(styles.warn)
                         .to_string(),
                 };
-                let _ = writeln!(out, "  {label} {}", finding.detail);
+                let _ = writeln!(out, "  {label} {}", clean(&finding.detail));
             }
             out.push('\n');
         }
@@ -507,7 +568,8 @@ impl Render for BenchReport {
         let mut out = format!("{table}\n");
         let _ = writeln!(
             out,
-            "{} workers, {} jobs, claim transaction held {:.1} ms ({})",
+            "{} workers, {} jobs, each claim held {:.1} ms before its complete ({}); the claim \
+             is the statement `qctl claim` runs",
             self.workers,
             thousands(self.jobs as i64),
             self.hold_ms,
@@ -524,15 +586,6 @@ impl Render for BenchReport {
     }
 }
 
-impl Render for Blocked {
-    fn render_table(&self, styles: &Styles) -> String {
-        match self {
-            Blocked::Postgres(report) => render_pg_blocked(report, styles),
-            Blocked::Sqlite(report) => render_sqlite_locks(report, styles),
-        }
-    }
-}
-
 fn one_line(query: &Option<String>) -> String {
     short(
         &query
@@ -545,10 +598,33 @@ fn one_line(query: &Option<String>) -> String {
     )
 }
 
-/// Blocking chains as a tree, roots first.
-fn render_pg_blocked(report: &BlockedReport, styles: &Styles) -> String {
+impl Render for BlockedReport {
+    fn render_table(&self, styles: &Styles) -> String {
+        render_blocked(self, styles)
+    }
+}
+
+/// What the database says of its own locking, then the blocking chains as
+/// a tree, roots first.
+fn render_blocked(report: &BlockedReport, styles: &Styles) -> String {
     let mut out = String::new();
-    if report.sessions.is_empty() {
+    for (key, value) in &report.details {
+        let text = match (key.as_str(), value) {
+            ("write_locked", serde_json::Value::Bool(true)) => {
+                "held by another connection right now"
+                    .style(styles.warn)
+                    .to_string()
+            }
+            ("write_locked", serde_json::Value::Bool(false)) => "free".to_string(),
+            (_, serde_json::Value::String(text)) => clean(text),
+            (key, serde_json::Value::Number(n)) if key.ends_with("_bytes") => {
+                format!("{} bytes", thousands(n.as_i64().unwrap_or(0)))
+            }
+            (_, other) => other.to_string(),
+        };
+        let _ = writeln!(out, "{:<32} {text}", format!("{}:", key.replace('_', " ")));
+    }
+    if report.sessions.is_empty() && report.blockers.is_empty() {
         out.push_str("no session is waiting on a lock\n");
     }
     fn children(
@@ -603,7 +679,25 @@ fn render_pg_blocked(report: &BlockedReport, styles: &Styles) -> String {
         }
     }
     let mut seen = Vec::new();
-    for root in report.blockers.iter().filter(|b| b.root) {
+    let holders_only = report.sessions.is_empty();
+    if holders_only && !report.blockers.is_empty() {
+        let mut table = new_table(styles, &["pid", "lock", "file", "command"]);
+        for holder in &report.blockers {
+            let kind = Cell::new(holder.lock.as_deref().unwrap_or("-"));
+            table.add_row(vec![
+                Cell::new(holder.pid),
+                if holder.lock.as_deref() == Some("writer") && styles.enabled {
+                    kind.fg(Color::Yellow)
+                } else {
+                    kind
+                },
+                Cell::new(clean(holder.file.as_deref().unwrap_or("-"))),
+                Cell::new(short(holder.application_name.as_deref().unwrap_or("?"), 60)),
+            ]);
+        }
+        let _ = writeln!(out, "{table}");
+    }
+    for root in report.blockers.iter().filter(|b| b.root && !holders_only) {
         let age = root.xact_age_seconds.map_or("-".into(), format_age);
         let holds = if root.holds_jobs.is_empty() {
             String::new()
@@ -628,51 +722,6 @@ fn render_pg_blocked(report: &BlockedReport, styles: &Styles) -> String {
             one_line(&root.query).style(styles.dim)
         );
         children(report, root.pid, 0, &mut seen, &mut out, styles);
-    }
-    for note in &report.notes {
-        let _ = writeln!(out, "{}", format!("note: {note}").style(styles.dim));
-    }
-    out
-}
-
-fn render_sqlite_locks(report: &SqliteLockReport, styles: &Styles) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "journal mode: {}", report.journal_mode);
-    let writer = if report.write_locked {
-        "held by another connection right now"
-            .style(styles.warn)
-            .to_string()
-    } else {
-        "free".to_string()
-    };
-    let _ = writeln!(out, "write lock:   {writer}");
-    if let (Some(wal), Some(threshold)) = (report.wal_bytes, report.wal_checkpoint_threshold_bytes)
-    {
-        let _ = writeln!(
-            out,
-            "WAL:          {} bytes (checkpoint at {} bytes)",
-            thousands(wal as i64),
-            thousands(threshold as i64)
-        );
-    }
-    if report.holders.is_empty() {
-        let _ = writeln!(out, "no other process holds a lock on the database files");
-    } else {
-        let mut table = new_table(styles, &["pid", "lock", "file", "command"]);
-        for holder in &report.holders {
-            let kind = Cell::new(holder.kind);
-            table.add_row(vec![
-                Cell::new(holder.pid),
-                if holder.writer && styles.enabled {
-                    kind.fg(Color::Yellow)
-                } else {
-                    kind
-                },
-                Cell::new(&holder.file),
-                Cell::new(short(holder.command.as_deref().unwrap_or("?"), 60)),
-            ]);
-        }
-        let _ = writeln!(out, "{table}");
     }
     for note in &report.notes {
         let _ = writeln!(out, "{}", format!("note: {note}").style(styles.dim));
@@ -750,4 +799,29 @@ fn lock_row(lock: &AdvisoryLock, styles: &Styles) -> Vec<Cell> {
         },
         Cell::new(one_line(&lock.query)),
     ]
+}
+
+impl Render for DoctorReport {
+    fn render_table(&self, styles: &Styles) -> String {
+        let mut out = String::new();
+        for check in &self.checks {
+            let mark = match check.status {
+                CheckStatus::Ok => "ok  ".style(styles.good).to_string(),
+                CheckStatus::Warning => "warn".style(styles.warn).to_string(),
+                CheckStatus::Failed => "FAIL".style(styles.bad).to_string(),
+            };
+            let _ = writeln!(out, "{mark} {:<15} {}", check.name, clean(&check.detail));
+        }
+        let verdict = if self.ok {
+            "healthy".style(styles.good).to_string()
+        } else {
+            "unhealthy".style(styles.bad).to_string()
+        };
+        let _ = writeln!(
+            out,
+            "{verdict}: {} on {} (layout {})",
+            self.table, self.backend, self.layout
+        );
+        out
+    }
 }

@@ -356,7 +356,12 @@ fn fail_retries_then_dead_letters_and_retry_revives() {
     assert_eq!(dead["status"], "failed", "out of attempts: dead-lettered");
     let retried = s.run(&["--format", "json", "retry", "1"]).json();
     assert_eq!(retried["retried"], 1);
-    assert_eq!(s.count("id = 1 AND status = 'pending' AND attempts = 0"), 1);
+    // The attempts counter never goes back (it fences late workers); the
+    // job gets one more attempt instead.
+    assert_eq!(
+        s.count("id = 1 AND status = 'pending' AND attempts = 2 AND max_attempts = 3"),
+        1
+    );
     // --dead-letter skips the remaining attempts.
     s.run(&["claim", "--worker", "w"]).assert_ok();
     s.run(&["fail", "1", "--worker", "w", "--dead-letter"])
@@ -385,7 +390,10 @@ fn retry_all_in_batches_per_queue() {
         .json();
     assert_eq!(out["retried"], 25);
     assert_eq!(out["ids"].as_array().unwrap().len(), 25);
-    assert_eq!(s.count("status = 'pending' AND attempts = 0"), 25);
+    assert_eq!(
+        s.count("status = 'pending' AND attempts = 3 AND max_attempts = 4"),
+        25
+    );
     assert_eq!(s.count("queue = 'b' AND status = 'failed'"), 5);
 }
 
@@ -749,7 +757,7 @@ fn doctor_gates_on_every_check() {
             "stale jobs",
             "backlog age",
             "dead letters",
-            "write lock"
+            "lock waits"
         ]
     );
     // A tiny table's plans warn: --strict fails on that.

@@ -101,6 +101,8 @@ fn two_reapers_handle_each_stale_job_exactly_once() {
                     "reap",
                     "--batch-size",
                     "100",
+                    "--show",
+                    "3000",
                 ]);
                 run.assert_ok();
                 run.json()
@@ -158,18 +160,19 @@ fn a_late_complete_from_a_reaped_worker_is_fenced_off() {
     let late = s.run(&["complete", "1", "--worker", "w1"]);
     assert_eq!(late.code, 1);
     assert!(late.stderr.contains("held by worker w2"), "{}", late.stderr);
-    // The same worker name claiming again is told apart by the attempt.
+    // The same worker name claiming again is told apart by the fence
+    // token (here the attempts counter; --attempt is its other name).
     s.exec("UPDATE jobs SET locked_until = unixepoch() - 1");
     s.run(&["reap"]).assert_ok();
     s.run(&["claim", "--worker", "w2"]).assert_ok();
     let stale = s.run(&["fail", "1", "--worker", "w2", "--attempt", "2"]);
     assert_eq!(stale.code, 1);
     assert!(
-        stale.stderr.contains("attempt 3, not attempt 2"),
+        stale.stderr.contains("under fence 3, not 2"),
         "{}",
         stale.stderr
     );
-    s.run(&["complete", "1", "--worker", "w2", "--attempt", "3"])
+    s.run(&["complete", "1", "--worker", "w2", "--fence", "3"])
         .assert_ok();
     assert_eq!(s.count("status = 'done' AND attempts = 3"), 1);
 }

@@ -281,25 +281,35 @@ fn hold_sqlite_write_lock_helper() {
     let path = std::env::var("QCTL_TEST_HOLD_WRITE_LOCK")
         .expect("run by blocked_on_sqlite_names_the_writer_process");
     let conn = rusqlite::Connection::open(path).unwrap();
-    conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let begin = std::env::var("QCTL_TEST_BEGIN").unwrap_or_else(|_| "BEGIN IMMEDIATE".into());
+    conn.execute_batch(&begin).unwrap();
     println!("QCTL-HOLDS-WRITE-LOCK");
     let mut line = String::new();
     let _ = std::io::stdin().read_line(&mut line);
 }
 
-#[test]
-fn blocked_on_sqlite_names_the_writer_process() {
+/// The helper process holding a SQLite lock, and its output (kept open
+/// so the helper can finish writing).
+struct Holder {
+    child: std::process::Child,
+    _output: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+impl Holder {
+    fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn release(mut self) {
+        drop(self.child.stdin.take());
+        self.child.wait().unwrap();
+    }
+}
+
+/// Starts the helper holding the database with `begin`; returns it once
+/// it holds the lock.
+fn hold_sqlite(s: &Sandbox, begin: &str) -> Holder {
     use std::io::{BufRead, BufReader};
-    let s = Sandbox::new();
-    s.init();
-    let free = s.run(&["--format", "json", "blocked"]).json();
-    assert_eq!(
-        (
-            free["journal_mode"].as_str(),
-            free["write_locked"].as_bool()
-        ),
-        (Some("wal"), Some(false))
-    );
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
@@ -310,6 +320,7 @@ fn blocked_on_sqlite_names_the_writer_process() {
             "1",
         ])
         .env("QCTL_TEST_HOLD_WRITE_LOCK", s.db())
+        .env("QCTL_TEST_BEGIN", begin)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -319,17 +330,41 @@ fn blocked_on_sqlite_names_the_writer_process() {
         lines.any(|l| l.unwrap().contains("QCTL-HOLDS-WRITE-LOCK")),
         "the helper took the lock"
     );
-    let report = s.run(&["--format", "json", "blocked"]).json();
-    assert_eq!(report["write_locked"], true, "{report}");
-    let writer = report["holders"]
+    Holder {
+        child,
+        _output: lines,
+    }
+}
+
+/// The process `blocked` names as the writer.
+fn writer_of(report: &Value) -> &Value {
+    report["blockers"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|h| h["writer"] == true)
-        .unwrap_or_else(|| panic!("{report}"));
+        .find(|h| h["lock"] == "writer")
+        .unwrap_or_else(|| panic!("no writer in {report}"))
+}
+
+#[test]
+fn blocked_on_sqlite_names_the_writer_process() {
+    let s = Sandbox::new();
+    s.init();
+    let free = s.run(&["--format", "json", "blocked"]).json();
+    assert_eq!(
+        (
+            free["journal_mode"].as_str(),
+            free["write_locked"].as_bool()
+        ),
+        (Some("wal"), Some(false))
+    );
+    let child = hold_sqlite(&s, "BEGIN IMMEDIATE");
+    let report = s.run(&["--format", "json", "blocked"]).json();
+    assert_eq!(report["write_locked"], true, "{report}");
+    let writer = writer_of(&report);
     assert_eq!(writer["pid"], child.id());
     assert!(
-        writer["command"]
+        writer["application_name"]
             .as_str()
             .unwrap()
             .contains("hold_sqlite_write_lock_helper")
@@ -343,12 +378,37 @@ fn blocked_on_sqlite_names_the_writer_process() {
         "{}",
         table.stdout
     );
-    drop(child.stdin.take());
-    child.wait().unwrap();
+    child.release();
     assert_eq!(
         s.run(&["--format", "json", "blocked"]).json()["write_locked"],
         false
     );
     s.run_raw(&["-d", "sqlite:missing.db", "blocked"])
         .assert_error("qctl init");
+}
+
+#[test]
+fn blocked_names_the_holder_of_an_exclusive_rollback_journal_lock() {
+    // A rollback journal held with BEGIN EXCLUSIVE: nobody, qctl included,
+    // can read the file through SQLite until it is released.
+    let s = Sandbox::new();
+    s.init();
+    s.exec("PRAGMA journal_mode = DELETE");
+    let child = hold_sqlite(&s, "BEGIN EXCLUSIVE");
+    let run = s.run(&["--format", "json", "--busy-timeout", "200ms", "blocked"]);
+    run.assert_ok();
+    let report = run.json();
+    assert_eq!(report["write_locked"], true, "{report}");
+    assert_eq!(report["journal_mode"], "delete", "{report}");
+    assert_eq!(writer_of(&report)["pid"], child.id());
+    let table = s.run(&["--busy-timeout", "200ms", "blocked"]);
+    assert!(
+        table.stdout.contains(&child.id().to_string()) && table.stdout.contains("writer"),
+        "{}",
+        table.stdout
+    );
+    // A command that must read waits its busy timeout and says so.
+    s.run(&["--busy-timeout", "200ms", "stats"])
+        .assert_error("busy timeout");
+    child.release();
 }

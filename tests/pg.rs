@@ -12,6 +12,7 @@ use std::thread;
 use std::time::Duration;
 
 use common::pg::PgDb;
+use qctl::sql::dialect::LockMode::SkipLocked as SKIP;
 
 fn ready(db: &PgDb, n: usize) {
     db.run(&["init"]).assert_ok();
@@ -129,6 +130,7 @@ fn sixteen_threads_drain_5000_jobs_exactly_once() {
         busy_timeout: Duration::from_secs(30),
         statement_timeout: Duration::from_secs(30),
         connect_timeout: Duration::from_secs(10),
+        index_timeout: Duration::from_secs(3600),
         sql_log: SqlLog::default(),
     };
     let handles: Vec<_> = (0..16)
@@ -142,7 +144,9 @@ fn sixteen_threads_drain_5000_jobs_exactly_once() {
                     lease: Some(Duration::from_secs(300)),
                 };
                 let mut claimed = Vec::new();
-                while let Some(job) = backend.claim(&request).expect("claim") {
+                while let Some(job) =
+                    qctl::engine::claim(backend.as_mut(), &request, SKIP).expect("claim")
+                {
                     match job.id {
                         qctl::model::JobId::Int(id) => claimed.push(id),
                         other => panic!("unexpected id {other:?}"),
@@ -196,6 +200,7 @@ fn threads_and_processes_together_drain_5000_jobs_exactly_once() {
                 busy_timeout: Duration::from_secs(30),
                 statement_timeout: Duration::from_secs(30),
                 connect_timeout: Duration::from_secs(10),
+                index_timeout: Duration::from_secs(3600),
                 sql_log: SqlLog::default(),
             };
             let layout = qctl::layout::Layout::preset("default").unwrap();
@@ -206,8 +211,7 @@ fn threads_and_processes_together_drain_5000_jobs_exactly_once() {
                 lease: None,
             };
             let mut claimed = Vec::new();
-            while let Some(job) = backend
-                .claim(&request)
+            while let Some(job) = qctl::engine::claim(backend.as_mut(), &request, SKIP)
                 .expect("claim under a serializable default")
             {
                 if let qctl::model::JobId::Int(id) = job.id {
@@ -265,16 +269,36 @@ fn two_reapers_handle_each_stale_job_exactly_once() {
         .map(|_| {
             let db = Arc::clone(&db);
             thread::spawn(move || {
-                let run = db.run(&["--format", "json", "reap", "--wait", "--batch-size", "100"]);
+                // Streamed: one JSON line per reaped job as its batch
+                // commits, then the summary.
+                let run = db.run(&[
+                    "--format",
+                    "json",
+                    "reap",
+                    "--wait",
+                    "--batch-size",
+                    "100",
+                    "--stream",
+                ]);
                 run.assert_ok();
-                run.json()
+                run.stdout
+                    .lines()
+                    .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+                    .collect::<Vec<_>>()
             })
         })
         .collect();
-    let outcomes: Vec<serde_json::Value> = reapers.into_iter().map(|h| h.join().unwrap()).collect();
+    let streams: Vec<Vec<serde_json::Value>> =
+        reapers.into_iter().map(|h| h.join().unwrap()).collect();
     let mut seen = HashMap::new();
-    for outcome in &outcomes {
-        for job in outcome["jobs"].as_array().unwrap() {
+    for lines in &streams {
+        let (summary, jobs) = lines.split_last().expect("a summary line");
+        assert_eq!(
+            summary["requeued"].as_u64().unwrap() + summary["dead_lettered"].as_u64().unwrap(),
+            jobs.len() as u64,
+            "the summary counts every streamed job"
+        );
+        for job in jobs {
             let id = job["id"].as_i64().unwrap();
             assert!(
                 seen.insert(id, job["action"].as_str().unwrap().to_string())
@@ -370,9 +394,9 @@ fn stats_is_exact_for_the_backlog_and_estimates_history() {
            FROM generate_series(1, 7);
          INSERT INTO jobs (queue, status, payload, run_at) SELECT 'a', 'pending', '{}', now() + interval '1 hour'
            FROM generate_series(1, 2);
-         INSERT INTO jobs (queue, status, payload) SELECT 'b', 'failed', '{}' FROM generate_series(1, 3);
-         ANALYZE jobs;",
+         INSERT INTO jobs (queue, status, payload) SELECT 'b', 'failed', '{}' FROM generate_series(1, 3);",
     );
+    db.settle_statistics("jobs");
     let stats = db.run(&["--format", "json", "stats"]).json();
     assert_eq!(stats["backend"], "postgres");
     let a = &stats["queues"][0];
@@ -394,6 +418,27 @@ fn stats_is_exact_for_the_backlog_and_estimates_history() {
     let exact = db.run(&["--format", "json", "stats", "--exact"]).json();
     assert_eq!(exact["queues"][0]["done"], 225000);
     assert_eq!(exact["total"]["estimated"], serde_json::json!([]));
+}
+
+#[test]
+fn statistics_older_than_a_bulk_load_are_never_trusted_silently() {
+    let db = PgDb::new();
+    db.run(&["init"]).assert_ok();
+    // Autovacuum off (or not yet run): the statistics predate the load.
+    db.exec(
+        "ALTER TABLE jobs SET (autovacuum_enabled = false);
+         INSERT INTO jobs (queue, status, payload) SELECT 'a', 'pending', '{}' FROM generate_series(1, 210000);",
+    );
+    db.settle_statistics("jobs");
+    db.exec(
+        "INSERT INTO jobs (queue, status, payload) SELECT 'a', 'done', '{}' FROM generate_series(1, 250000);",
+    );
+    db.wait_for_live_rows("jobs", 460_000);
+    // reltuples still says 210,000, all of them pending: an estimate from
+    // it would say ~0 done.
+    let stats = db.run(&["--format", "json", "stats"]).json();
+    assert_eq!(stats["total"]["done"], 250_000, "{stats}");
+    assert_eq!(stats["total"]["estimated"], serde_json::json!([]));
 }
 
 #[test]
@@ -426,7 +471,7 @@ fn the_command_set_works_end_to_end() {
     assert_eq!(db.run(&["complete", "4", "--worker", "w"]).code, 1);
     db.run(&["retry", "4"]).assert_ok();
     assert_eq!(
-        db.count("id = 4 AND status = 'pending' AND attempts = 0"),
+        db.count("id = 4 AND status = 'pending' AND attempts = 1 AND max_attempts = 2"),
         1
     );
     let listed = db
@@ -575,8 +620,13 @@ fn faults_are_clear_errors_that_change_nothing() {
     db.run(&["--table", "nope", "stats"])
         .assert_error("table nope does not exist");
     db.exec("CREATE TABLE tasks (id bigint PRIMARY KEY, status text)");
-    db.run(&["--table", "tasks", "stats"])
-        .assert_error("column queue");
+    std::fs::write(
+        db.dir.path().join("qctl.toml"),
+        "[layout]\ntable = \"tasks\"\n[layout.columns]\nqueue = \"topic\"\n",
+    )
+    .unwrap();
+    db.run(&["stats"]).assert_error("column topic");
+    std::fs::remove_file(db.dir.path().join("qctl.toml")).unwrap();
     // A role that may only read runs a write command.
     db.exec(&format!(
         "DROP ROLE IF EXISTS qctl_reader_{0}; CREATE ROLE qctl_reader_{0} LOGIN; GRANT SELECT ON jobs TO qctl_reader_{0};",

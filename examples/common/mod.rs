@@ -197,12 +197,17 @@ pub struct ClaimVariant {
     pub indexes: Indexes,
     pub history: i64,
     per_round: usize,
-    backend: Box<dyn Backend>,
+    backend: Box<dyn Backend + Send>,
     samples: Vec<Duration>,
 }
 
 impl ClaimVariant {
-    pub fn new(indexes: Indexes, history: i64, sizes: &Sizes, backend: Box<dyn Backend>) -> Self {
+    pub fn new(
+        indexes: Indexes,
+        history: i64,
+        sizes: &Sizes,
+        backend: Box<dyn Backend + Send>,
+    ) -> Self {
         let per_round = match indexes {
             Indexes::None => sizes.unindexed_claims_per_round,
             _ => sizes.claims_per_round,
@@ -226,7 +231,7 @@ pub fn bench_claims(
     build: impl FnOnce(i64) -> Result<Vec<ClaimVariant>>,
 ) -> Result<bool> {
     println!(
-        "\n== 1. claim latency: Backend::claim on queue 'default', {} ready jobs at the start ==",
+        "\n== 1. claim latency: engine::claim on queue 'default', {} ready jobs at the start ==",
         thousands(sizes.backlog)
     );
     let now = chrono::Utc::now().timestamp();
@@ -317,7 +322,11 @@ pub fn bench_claims(
 
 fn claim(variant: &mut ClaimVariant, request: &ClaimRequest) -> Result<Duration> {
     let started = Instant::now();
-    let job = variant.backend.claim(request)?;
+    let job = qctl::engine::claim(
+        variant.backend.as_mut(),
+        request,
+        qctl::sql::dialect::LockMode::SkipLocked,
+    )?;
     let took = started.elapsed();
     // An empty queue would make a claim trivially fast: refuse the figure.
     ensure!(
@@ -357,8 +366,8 @@ fn stats_request(exact: bool) -> StatsRequest {
 /// what was built: the estimate is worth timing only if it is close, and
 /// the caller prints it with [`print_estimate`] once its own checks pass.
 pub fn estimate_and_count(backend: &mut dyn Backend, sizes: &Sizes) -> Result<(Stats, Stats)> {
-    let estimated = backend.stats(&stats_request(false))?;
-    let exact = backend.stats(&stats_request(true))?;
+    let estimated = qctl::engine::stats(&mut *backend, &stats_request(false))?;
+    let exact = qctl::engine::stats(&mut *backend, &stats_request(true))?;
     ensure!(
         exact.total.done == sizes.stats_finished,
         "exact done count {} != {} built",
@@ -378,7 +387,7 @@ pub fn print_estimate(estimated: &Stats, exact: &Stats) {
     );
 }
 
-/// Times `stats` three ways, interleaved in rounds: [`Backend::stats`] and
+/// Times `stats` three ways, interleaved in rounds: [`qctl::engine::stats`] and
 /// a whole `qctl stats` process, both judged against [`STATS_TARGET`], and
 /// `qctl stats --exact` for contrast. True when both are under it.
 pub fn time_stats(
@@ -402,9 +411,9 @@ pub fn time_stats(
     };
     let mut variants: Vec<(&str, bool, Run<'_>, Vec<Duration>)> = vec![
         (
-            "Backend::stats",
+            "engine::stats",
             true,
-            Box::new(|| backend.stats(&stats_request(false)).map(drop)),
+            Box::new(|| qctl::engine::stats(&mut *backend, &stats_request(false)).map(drop)),
             Vec::new(),
         ),
         (

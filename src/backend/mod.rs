@@ -1,27 +1,32 @@
-//! The seam between commands and databases.
+//! The seam between the queue and a database.
 //!
-//! Commands talk to a [`Backend`]; each database has one implementation in
-//! its own file, and all SQL text of a dialect lives there, generated from
-//! the [`Layout`]. The backend is chosen from the URL, as diesel's
+//! A [`Backend`] runs the statements the SQL core builds ([`crate::sql`])
+//! and answers what is truly its database's own: the catalog, bulk
+//! loading, estimates, plans, lock views and the bench. The queue
+//! operations themselves live once in [`crate::engine`]. Each database is a
+//! folder here, split by concern; the URL picks it, as diesel's
 //! `Backend::for_url` does.
 
-pub mod pg_connect;
+pub mod drain;
 pub mod postgres;
 pub mod sqlite;
-pub mod sqlite_plan;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 
-use crate::explain::ExplainReport;
-use crate::layout::{Layout, Status};
-use crate::model::{
-    EnqueueOutcome, FinishOutcome, Job, JobId, NewJob, PurgeOutcome, ReapOutcome, RetryOutcome,
-    Stats,
-};
+use crate::engine::DoneCounts;
+use crate::error::QctlError;
+use crate::explain::{PlanFinding, PlanLine};
+use crate::layout::{Concept, Ident, Layout, Status};
+use crate::model::{BenchReport, BlockedReport, EnqueueOutcome, LocksReport, NewJob};
+use crate::sql::ddl::IndexSpec;
+use crate::sql::schema::QueueTable;
+use crate::sql::{Bind, Row, Stmt};
 use crate::target::Target;
+
+pub use crate::request::*;
 
 /// What a command will do with the database; decides how it is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,8 +44,7 @@ pub enum Access {
     /// queue table may be missing, the file must exist.
     Inspect,
     /// Writes only scratch tables of its own (`bench`); the queue table
-    /// may be missing. SQLite treats it as `Print`: its bench uses a
-    /// scratch file.
+    /// may be missing.
     Scratch,
 }
 
@@ -49,229 +53,102 @@ pub enum Access {
 pub struct ConnectOptions {
     pub access: Access,
     /// How long to wait for a lock: SQLite's write lock, PostgreSQL's
-    /// lock_timeout.
+    /// lock_timeout. Zero means do not wait.
     pub busy_timeout: Duration,
     /// PostgreSQL's statement_timeout for every statement qctl runs.
     pub statement_timeout: Duration,
     /// How long to wait for a PostgreSQL connection (PGCONNECT_TIMEOUT and
     /// connect_timeout in the URL win).
     pub connect_timeout: Duration,
+    /// How long an index build may take (`init`, `explain-claim --apply`).
+    pub index_timeout: Duration,
     pub sql_log: SqlLog,
 }
 
 impl ConnectOptions {
     /// qctl's defaults (the CLI's): 5s lock wait, 30s statements, 10s to
-    /// connect, no SQL log.
+    /// connect, 1h for an index build, no SQL log.
     pub fn new(access: Access) -> ConnectOptions {
         ConnectOptions {
             access,
             busy_timeout: Duration::from_secs(5),
             statement_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
+            index_timeout: Duration::from_secs(3600),
             sql_log: SqlLog::default(),
         }
     }
 }
 
-/// Which running jobs count as stale.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum StaleRule {
-    /// The lease deadline has passed.
-    Lease,
-    /// The lock is older than this.
-    LockAge(Duration),
-}
-
-impl StaleRule {
-    pub fn name(self) -> &'static str {
-        match self {
-            StaleRule::Lease => "lease",
-            StaleRule::LockAge(_) => "lock_age",
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct StatsRequest {
-    pub exact: bool,
-    /// `None` when the layout cannot judge staleness (no lease column and
-    /// no `--timeout`).
-    pub stale: Option<StaleRule>,
-}
-
-/// A status filter for `list`: a canonical status or a derived one.
+/// The kind of transaction a step needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListStatus {
-    Is(Status),
-    Ready,
-    Scheduled,
-    Stale,
+pub enum TxMode {
+    /// One consistent snapshot, read-only.
+    Read,
+    /// Changes rows: SQLite takes the write lock up front (BEGIN
+    /// IMMEDIATE); PostgreSQL runs READ COMMITTED, so SKIP LOCKED skips
+    /// instead of failing under a SERIALIZABLE default.
+    Write,
 }
 
-#[derive(Debug, Clone)]
-pub struct ListRequest {
-    pub queue: Option<String>,
-    pub status: Option<ListStatus>,
-    pub stale: Option<StaleRule>,
-    pub limit: u64,
+/// How big the table is to the planner, for judging a plan.
+#[derive(Debug, Clone, Copy)]
+pub struct TableSize {
+    pub rows: f64,
+    /// Whether the planner has statistics (PostgreSQL's ANALYZE; SQLite
+    /// plans without them).
+    pub analyzed: bool,
 }
 
-#[derive(Debug, Clone)]
-pub struct ClaimRequest {
-    pub worker: String,
-    pub queue: Option<String>,
-    /// `None` when the layout has no lease column.
-    pub lease: Option<Duration>,
-}
-
-#[derive(Debug, Clone)]
-pub enum Finish {
-    Complete,
-    Fail {
-        error: Option<String>,
-        retry_delay: Duration,
-        /// Dead-letter now, even with attempts left.
-        dead_letter: bool,
-    },
-}
-
-#[derive(Debug, Clone)]
-pub struct FinishRequest {
-    pub id: JobId,
-    pub worker: String,
-    /// Fence on the attempt number too, when the worker knows it.
-    pub attempt: Option<i64>,
-    pub finish: Finish,
-}
-
-impl FinishRequest {
-    /// Whether the job is still the worker's to finish: running, under
-    /// its name, and on the attempt it claimed when it says which.
-    pub fn holds(&self, job: &crate::model::Job) -> bool {
-        job.status == "running"
-            && job.locked_by.as_deref() == Some(self.worker.as_str())
-            && self.attempt.is_none_or(|a| job.attempts == Some(a))
-    }
-}
-
-/// Refuses a job the layout cannot store: a queue other than `default`
-/// without a queue column, or a future due time without a run_at column.
-pub fn check_new_job(layout: &Layout, job: &NewJob, now: DateTime<Utc>) -> Result<()> {
-    use crate::error::QctlError;
-    use crate::layout::Concept;
-    if layout.column(Concept::Queue).is_none() && job.queue != "default" {
-        return Err(QctlError::LayoutLacks {
-            layout: layout.preset.clone(),
-            concept: "queue",
-            needed_for: format!("a job for queue '{}' needs", job.queue),
-        }
-        .into());
-    }
-    if layout.column(Concept::RunAt).is_none() && job.run_at > now + chrono::Duration::seconds(1) {
-        return Err(QctlError::LayoutLacks {
-            layout: layout.preset.clone(),
-            concept: "run_at",
-            needed_for: "a delayed job (--run-at, --delay, run_at) needs".into(),
-        }
-        .into());
-    }
-    Ok(())
-}
-
-#[derive(Debug, Clone)]
-pub enum RetrySelection {
-    Ids(Vec<JobId>),
-    All { queue: Option<String> },
-}
-
-#[derive(Debug, Clone)]
-pub struct ReapRequest {
-    pub rule: StaleRule,
-    pub queue: Option<String>,
-    pub dry_run: bool,
-    pub batch_size: u64,
-    /// Wait for another reap of the same table to finish instead of
-    /// stopping (PostgreSQL; SQLite serialises writers anyway).
-    pub wait: bool,
-}
-
-#[derive(Debug, Clone)]
-pub struct PurgeRequest {
-    pub status: Status,
-    pub cutoff: DateTime<Utc>,
-    pub queue: Option<String>,
-    pub dry_run: bool,
-    pub batch_size: u64,
-}
-
-/// Which hot queries `explain-claim` checks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExplainTarget {
-    Claim,
-    Reap,
-    Purge,
-}
-
-impl ExplainTarget {
-    pub fn name(self) -> &'static str {
-        match self {
-            ExplainTarget::Claim => "claim",
-            ExplainTarget::Reap => "reap",
-            ExplainTarget::Purge => "purge",
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct ExplainRequest {
-    pub queries: Vec<ExplainTarget>,
-    /// The queue the claim query is explained for.
-    pub queue: Option<String>,
-    /// A backlog larger than this makes a temporary sort an error.
-    pub sort_threshold: u64,
-    /// The application's own query, instead of qctl's claim query.
-    pub custom_sql: Option<String>,
-    /// Run the query (PostgreSQL EXPLAIN ANALYZE) in a transaction that
-    /// always rolls back.
+/// How to plan a statement.
+#[derive(Debug, Clone, Copy)]
+pub struct PlanHow {
+    /// Run it too (EXPLAIN ANALYZE), in a transaction that rolls back.
     pub analyze: bool,
+    /// Plan with sequential scans and sorts discouraged, to tell "no
+    /// usable index" from "the table is too small to bother".
+    pub forced: bool,
+    /// Rows the query's filter matches, which a sort must sort.
+    pub backlog: u64,
+    pub sort_threshold: u64,
 }
 
-/// How claimers take jobs in `qctl bench`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BenchMode {
-    /// `FOR UPDATE SKIP LOCKED`: qctl's way on PostgreSQL.
-    SkipLocked,
-    /// Plain `FOR UPDATE`: every claimer queues behind the first row lock.
-    ForUpdate,
-    /// SQLite's short `BEGIN IMMEDIATE` claim.
-    Immediate,
-}
-
-impl BenchMode {
-    pub fn name(self) -> &'static str {
-        match self {
-            BenchMode::SkipLocked => "skip_locked",
-            BenchMode::ForUpdate => "for_update",
-            BenchMode::Immediate => "begin_immediate",
-        }
-    }
-}
-
+/// A plan as the backend's planner gave it, drawn and judged.
 #[derive(Debug, Clone)]
-pub struct BenchRequest {
-    pub workers: usize,
-    pub jobs: u64,
-    /// How long a worker holds its claim transaction open, as a worker
-    /// that processes inside it does.
-    pub hold: Duration,
-    pub modes: Vec<BenchMode>,
+pub struct Plan {
+    /// The planner's own document (SQLite's rows, PostgreSQL's JSON).
+    pub doc: serde_json::Value,
+    pub lines: Vec<PlanLine>,
+    pub findings: Vec<PlanFinding>,
+}
+
+/// Whether an index exists, and whether it can be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexState {
+    Missing,
+    Valid,
+    /// A cancelled concurrent build left it unusable; the qualified name.
+    Invalid(String),
 }
 
 /// One database holding a queue table.
 pub trait Backend {
     fn name(&self) -> &'static str;
-    fn layout(&self) -> &Layout;
-    /// The DDL `init` runs: table, then indexes; idempotent.
+    /// The queue table, resolved against the catalog.
+    fn table(&self) -> &QueueTable;
+
+    fn begin(&mut self, mode: TxMode) -> Result<()>;
+    fn commit(&mut self) -> Result<()>;
+    fn rollback(&mut self) -> Result<()>;
+    fn query(&mut self, stmt: &Stmt) -> Result<Vec<Row>>;
+    fn execute(&mut self, stmt: &Stmt) -> Result<u64>;
+    /// The clock the queue's times are judged by: the server's, where the
+    /// dialect reads it.
+    fn clock(&mut self) -> Result<DateTime<Utc>> {
+        Ok(Utc::now())
+    }
+
+    /// The DDL `init` runs (table, then indexes; idempotent).
     fn init_statements(&self) -> Vec<String>;
     fn init(&mut self) -> Result<()>;
     /// Adds every job or none.
@@ -280,85 +157,57 @@ pub trait Backend {
         jobs: &mut dyn Iterator<Item = Result<NewJob>>,
         return_ids: bool,
     ) -> Result<EnqueueOutcome>;
-    fn stats(&mut self, request: &StatsRequest) -> Result<Stats>;
-    fn list(&mut self, request: &ListRequest) -> Result<Vec<Job>>;
-    fn show(&mut self, id: &JobId) -> Result<Job>;
-    fn claim(&mut self, request: &ClaimRequest) -> Result<Option<Job>>;
-    fn finish(&mut self, request: &FinishRequest) -> Result<FinishOutcome>;
-    fn retry(&mut self, selection: &RetrySelection, batch_size: u64) -> Result<RetryOutcome>;
-    fn reap(&mut self, request: &ReapRequest) -> Result<ReapOutcome>;
-    fn purge(&mut self, request: &PurgeRequest) -> Result<PurgeOutcome>;
-    fn explain(&mut self, request: &ExplainRequest) -> Result<ExplainReport>;
-    /// Creates indexes `explain-claim` suggested and refreshes statistics.
-    fn apply_indexes(&mut self, statements: &[String]) -> Result<()>;
-    /// Drains a scratch queue with concurrent claimers, never the user's
-    /// table, and audits every job.
-    fn bench(&mut self, request: &BenchRequest) -> Result<crate::model::BenchReport>;
-    /// Who waits on whom (PostgreSQL sessions; SQLite file locks).
-    fn blocked(&mut self) -> Result<Blocked>;
-    /// Advisory locks held or awaited (PostgreSQL only).
-    fn locks(&mut self, key: Option<LockKey>) -> Result<crate::model::LocksReport>;
-}
+    /// Finished jobs per queue, inside the caller's read transaction:
+    /// exact, or estimated on a big table unless `exact`.
+    fn done_counts(&mut self, exact: bool, not_done: i64) -> Result<DoneCounts>;
 
-/// What `qctl blocked` found, in the backend's own terms.
-#[derive(Debug, Clone, serde::Serialize)]
-#[serde(untagged)]
-pub enum Blocked {
-    Postgres(crate::model::BlockedReport),
-    Sqlite(crate::model::SqliteLockReport),
-}
-
-/// An advisory lock key to filter on: `--key 987654321` or `--key 11,100`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LockKey {
-    Bigint(i64),
-    Pair(i32, i32),
-}
-
-impl LockKey {
-    pub fn parse(text: &str) -> Result<LockKey, String> {
-        let bad =
-            || format!("invalid lock key '{text}': give a bigint (987654321) or two int4 (11,100)");
-        match text.split_once(',') {
-            Some((a, b)) => Ok(LockKey::Pair(
-                a.trim().parse().map_err(|_| bad())?,
-                b.trim().parse().map_err(|_| bad())?,
-            )),
-            None => text.trim().parse().map(LockKey::Bigint).map_err(|_| bad()),
-        }
+    fn table_size(&mut self) -> Result<TableSize>;
+    fn plan(&mut self, stmt: &Stmt, how: PlanHow) -> Result<Plan>;
+    /// Whether re-planning with scans discouraged ([`PlanHow::forced`])
+    /// means anything.
+    fn can_force_plans(&self) -> bool {
+        false
     }
+    /// Values for the placeholders of an application's own query, and a
+    /// finding for each it could not guess.
+    fn guess_binds(
+        &mut self,
+        sql: &str,
+        queue: Option<&str>,
+    ) -> Result<(Vec<Bind>, Vec<PlanFinding>)>;
+    fn index_state(&mut self, name: &Ident) -> Result<IndexState>;
+    /// Creates indexes (without blocking writers where it can) and
+    /// refreshes the planner's statistics.
+    fn create_indexes(&mut self, specs: &[IndexSpec]) -> Result<()>;
 
-    pub fn matches(self, key: &serde_json::Value) -> bool {
-        match self {
-            LockKey::Bigint(n) => key.as_i64() == Some(n),
-            LockKey::Pair(a, b) => *key == serde_json::json!([a, b]),
-        }
+    /// Who waits on whom.
+    fn blocked(&mut self) -> Result<BlockedReport>;
+    /// Whether [`Backend::locks`] has anything to show.
+    fn supports_advisory_locks(&self) -> bool {
+        false
     }
-}
+    /// Advisory locks held or awaited.
+    fn locks(&mut self, _key: Option<LockKey>) -> Result<LocksReport> {
+        Err(QctlError::usage(format!(
+            "advisory locks are a PostgreSQL feature; {} has none (`qctl blocked` shows who holds \
+             the database's locks)",
+            self.name()
+        )))
+    }
+    /// Drains a scratch copy of the queue table with concurrent claimers
+    /// running qctl's own claim, and audits every job.
+    fn bench(&mut self, request: &BenchRequest) -> Result<BenchReport>;
 
-/// Fills in a bench run from what the workers saw: the ids each processed
-/// and the claim latencies.
-pub fn bench_run(
-    mode: BenchMode,
-    jobs: u64,
-    seconds: f64,
-    claimed: Vec<Vec<i64>>,
-    mut latencies: Vec<f64>,
-) -> crate::model::BenchRun {
-    let mut seen = std::collections::HashMap::new();
-    for id in claimed.into_iter().flatten() {
-        *seen.entry(id).or_insert(0u64) += 1;
+    /// Keeps other reapers of the same table out until dropped (SQLite
+    /// serialises writers anyway).
+    fn reap_lock(&mut self, _wait: bool) -> Result<Option<Box<dyn std::any::Any>>> {
+        Ok(None)
     }
-    let duplicates = seen.values().filter(|n| **n > 1).count() as u64;
-    let processed = seen.values().filter(|n| **n == 1).count() as u64;
-    crate::model::BenchRun {
-        mode: mode.name(),
-        seconds,
-        jobs_per_second: processed as f64 / seconds.max(1e-9),
-        claim_latency_ms: crate::model::Latency::of(&mut latencies),
-        processed,
-        duplicates,
-        missing: jobs.saturating_sub(seen.len() as u64),
+    /// Refuses to compare times when a column stores them in more than
+    /// one way among the jobs in `status` (SQLite, where a text time sorts
+    /// after every number).
+    fn check_times(&mut self, _concept: Concept, _status: Status) -> Result<()> {
+        Ok(())
     }
 }
 
@@ -367,7 +216,7 @@ pub fn open(
     target: &Target,
     layout: &Layout,
     options: &ConnectOptions,
-) -> Result<Box<dyn Backend>> {
+) -> Result<Box<dyn Backend + Send>> {
     match target {
         Target::Sqlite(sqlite) => Ok(Box::new(sqlite::SqliteBackend::open(
             sqlite,
@@ -389,72 +238,44 @@ pub struct SqlLog {
 }
 
 impl SqlLog {
-    pub fn start(&self) -> Option<Instant> {
-        self.enabled.then(Instant::now)
+    pub fn start(&self) -> Option<std::time::Instant> {
+        self.enabled.then(std::time::Instant::now)
     }
 
-    pub fn finish(&self, started: Option<Instant>, sql: &str, note: &str) {
+    pub fn finish(&self, started: Option<std::time::Instant>, sql: &str, note: &str) {
         if let Some(started) = started {
             let sql = sql.split_whitespace().collect::<Vec<_>>().join(" ");
             eprintln!(
-                "qctl: sql ({:.3} ms{note}): {sql}",
-                started.elapsed().as_secs_f64() * 1000.0
+                "qctl: sql ({:.3} ms{note}): {}",
+                started.elapsed().as_secs_f64() * 1000.0,
+                crate::output::sanitize(&sql)
             );
         }
     }
 }
 
-/// Whether a job that stopped with `attempts` of `max_attempts` used has
-/// none left. The one rule behind reap, fail and the dead-letter state.
-pub fn attempts_exhausted(attempts: Option<i64>, max_attempts: Option<i64>) -> bool {
-    matches!((attempts, max_attempts), (Some(done), Some(max)) if done >= max)
-}
-
-/// What reap does with a stale job: requeue it while attempts remain.
-pub fn reap_action(job: &crate::model::Job) -> crate::model::ReapAction {
-    if attempts_exhausted(job.attempts, job.max_attempts) {
-        crate::model::ReapAction::DeadLetter
-    } else {
-        crate::model::ReapAction::Requeue
+/// Fills in a bench run from what the workers saw: the ids each processed
+/// and the claim latencies.
+pub fn bench_run(
+    mode: BenchMode,
+    jobs: u64,
+    seconds: f64,
+    claimed: Vec<Vec<crate::model::JobId>>,
+    mut latencies: Vec<f64>,
+) -> crate::model::BenchRun {
+    let mut seen = std::collections::HashMap::new();
+    for id in claimed.into_iter().flatten() {
+        *seen.entry(id).or_insert(0u64) += 1;
     }
-}
-
-/// The last-error text reap records, saying what it did and why.
-pub fn reap_note(
-    action: crate::model::ReapAction,
-    rule: StaleRule,
-    job: &crate::model::Job,
-) -> String {
-    let why = match rule {
-        StaleRule::Lease => "lease expired".to_string(),
-        StaleRule::LockAge(timeout) => {
-            format!(
-                "locked longer than {}",
-                crate::duration::format_duration(timeout)
-            )
-        }
-    };
-    let worker = job.locked_by.as_deref().unwrap_or("unknown");
-    match action {
-        crate::model::ReapAction::Requeue => {
-            format!("requeued by qctl reap: {why} (worker {worker})")
-        }
-        crate::model::ReapAction::DeadLetter => format!(
-            "dead-lettered by qctl reap: attempts exhausted ({} of {}), {why} (worker {worker})",
-            job.attempts.unwrap_or(0),
-            job.max_attempts.unwrap_or(0)
-        ),
-    }
-}
-
-/// An error part-way through a batched command, saying what the batches
-/// before it committed: they stand, unlike exit 2's usual "nothing changed".
-pub fn stopped_after(err: anyhow::Error, done: usize, verb: &str) -> anyhow::Error {
-    if done == 0 {
-        err
-    } else {
-        err.context(format!(
-            "stopped part-way: {done} jobs were already {verb} in committed batches, and stay so"
-        ))
+    let duplicates = seen.values().filter(|n| **n > 1).count() as u64;
+    let processed = seen.values().filter(|n| **n == 1).count() as u64;
+    crate::model::BenchRun {
+        mode: mode.name(),
+        seconds,
+        jobs_per_second: processed as f64 / seconds.max(1e-9),
+        claim_latency_ms: crate::model::Latency::of(&mut latencies),
+        processed,
+        duplicates,
+        missing: jobs.saturating_sub(seen.len() as u64),
     }
 }

@@ -8,14 +8,14 @@ use crate::Ctx;
 use crate::backend::{Access, BenchMode, BenchRequest};
 use crate::cli::{BenchArgs, BenchModeArg};
 use crate::error::exit;
-use crate::target::Target;
 
 pub fn run(ctx: &Ctx, args: &BenchArgs) -> Result<u8> {
-    let modes = match (&ctx.target, args.mode) {
-        (Target::Sqlite(_), _) => vec![BenchMode::Immediate],
-        (_, BenchModeArg::SkipLocked) => vec![BenchMode::SkipLocked],
-        (_, BenchModeArg::ForUpdate) => vec![BenchMode::ForUpdate],
-        (_, BenchModeArg::Both) => vec![BenchMode::SkipLocked, BenchMode::ForUpdate],
+    let mut backend = ctx.open(Access::Scratch)?;
+    let modes = match (backend.table().dialect.skip_locked, args.mode) {
+        (false, _) => vec![BenchMode::Immediate],
+        (true, BenchModeArg::SkipLocked) => vec![BenchMode::SkipLocked],
+        (true, BenchModeArg::ForUpdate) => vec![BenchMode::ForUpdate],
+        (true, BenchModeArg::Both) => vec![BenchMode::SkipLocked, BenchMode::ForUpdate],
     };
     let request = BenchRequest {
         workers: args.workers as usize,
@@ -25,7 +25,7 @@ pub fn run(ctx: &Ctx, args: &BenchArgs) -> Result<u8> {
     };
     // The bench writes only its scratch table (PostgreSQL) or a scratch
     // file (SQLite); the queue table need not exist.
-    let report = ctx.open(Access::Scratch)?.bench(&request)?;
+    let report = backend.bench(&request)?;
     ctx.out.emit(&report)?;
     if report.audit_ok() {
         Ok(exit::OK)

@@ -5,35 +5,30 @@
 use anyhow::Result;
 
 use crate::Ctx;
-use crate::backend::{Access, Blocked};
+use crate::backend::Access;
 use crate::cli::BlockedArgs;
 use crate::duration::{format_age, format_duration};
 use crate::error::exit;
 
 pub fn run(ctx: &Ctx, args: &BlockedArgs) -> Result<u8> {
     let mut report = ctx.open(Access::Inspect)?.blocked()?;
-    if let (Blocked::Postgres(pg), Some(min)) = (&mut report, args.min_wait) {
-        pg.sessions
+    // Holders are shown for their waiters; where the database shows no
+    // waiters at all (SQLite), every holder stays.
+    if let Some(min) = args.min_wait
+        && !report.sessions.is_empty()
+    {
+        report
+            .sessions
             .retain(|s| s.wait_seconds.is_none_or(|w| w >= min.as_secs_f64()));
-        let still: Vec<i32> = pg
+        let still: Vec<i32> = report
             .sessions
             .iter()
             .flat_map(|s| s.blocked_by.clone())
             .collect();
-        pg.blockers.retain(|b| still.contains(&b.pid));
+        report.blockers.retain(|b| still.contains(&b.pid));
     }
     ctx.out.emit(&report)?;
-    let longest = match &report {
-        Blocked::Postgres(pg) => pg
-            .sessions
-            .iter()
-            .filter_map(|s| s.wait_seconds)
-            .fold(None, |max: Option<f64>, w| {
-                Some(max.map_or(w, |m| m.max(w)))
-            }),
-        Blocked::Sqlite(_) => None,
-    };
-    if let (Some(max), Some(longest)) = (args.max_wait, longest)
+    if let (Some(max), Some(longest)) = (args.max_wait, report.longest_wait())
         && longest > max.as_secs_f64()
     {
         ctx.out.warn(&format!(

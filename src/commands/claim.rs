@@ -10,23 +10,24 @@ use crate::backend::{Access, ClaimRequest};
 use crate::cli::ClaimArgs;
 use crate::error::exit;
 use crate::layout::Concept;
+use crate::sql::dialect::LockMode;
 
 /// The lease a claim gets when none is asked for.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(300);
 
 pub fn run(ctx: &Ctx, args: &ClaimArgs) -> Result<u8> {
-    let lease = args.lease.or_else(|| {
-        ctx.layout
-            .column(Concept::LockedUntil)
-            .map(|_| DEFAULT_LEASE)
-    });
-    let queue = default_queue(&ctx.layout, args.queue.as_deref());
+    let mut backend = ctx.open(Access::Write)?;
+    let layout = &backend.table().layout;
+    let lease = args
+        .lease
+        .or_else(|| layout.column(Concept::LockedUntil).map(|_| DEFAULT_LEASE));
+    let queue = default_queue(layout, args.queue.as_deref());
     let request = ClaimRequest {
         worker: args.worker.clone(),
         queue: queue.clone(),
         lease,
     };
-    match ctx.open(Access::Write)?.claim(&request)? {
+    match crate::engine::claim(backend.as_mut(), &request, LockMode::SkipLocked)? {
         Some(job) => {
             ctx.out.emit(&job)?;
             Ok(exit::OK)

@@ -43,6 +43,7 @@ pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<u8> {
         busy_timeout: ctx.busy_timeout,
         statement_timeout: ctx.statement_timeout,
         connect_timeout: ctx.connect_timeout,
+        index_timeout: ctx.index_timeout,
         sql_log: SqlLog {
             enabled: ctx.out.verbose,
         },
@@ -84,7 +85,7 @@ pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<u8> {
         stale: Some(StaleRule::Lease),
     };
     step(1, "How deep is the queue, and is anything stuck?", "stats");
-    let stats = demo.open(Access::Read)?.stats(&stats_request)?;
+    let stats = crate::engine::stats(demo.open(Access::Read)?.as_mut(), &stats_request)?;
     if !json {
         out.emit(&stats)?;
     }
@@ -99,7 +100,7 @@ pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<u8> {
         analyze: false,
     };
     let mut backend = demo.open(Access::Write)?;
-    let report = backend.explain(&explain)?;
+    let report = crate::explain::explain(backend.as_mut(), &explain)?;
     if !json {
         out.emit(&report)?;
     }
@@ -111,8 +112,8 @@ pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<u8> {
         "explain-claim --apply",
     );
     let statements = report.suggested_indexes.clone();
-    backend.apply_indexes(&statements)?;
-    let mut fixed = backend.explain(&explain)?;
+    backend.create_indexes(&report.suggested_specs)?;
+    let mut fixed = crate::explain::explain(backend.as_mut(), &explain)?;
     fixed.applied = statements;
     if !json {
         out.emit(&fixed)?;
@@ -125,27 +126,28 @@ pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<u8> {
         dry_run,
         batch_size: 1000,
         wait: false,
+        show: 100,
     };
     step(
         4,
         "Which running jobs lost their worker? (changes nothing)",
         "reap --dry-run",
     );
-    let preview = backend.reap(&reap(true))?;
+    let preview = crate::engine::reap(backend.as_mut(), &reap(true), &mut |_| Ok(()))?;
     if !json {
         out.emit(&preview)?;
     }
     steps.push(json!({"command": "reap --dry-run", "result": preview}));
 
     step(5, "Requeue them, and dead-letter the poison pill", "reap");
-    let reaped = backend.reap(&reap(false))?;
+    let reaped = crate::engine::reap(backend.as_mut(), &reap(false), &mut |_| Ok(()))?;
     if !json {
         out.emit(&reaped)?;
     }
     steps.push(json!({"command": "reap", "result": reaped}));
 
     step(6, "The queue afterwards", "stats");
-    let after = backend.stats(&stats_request)?;
+    let after = crate::engine::stats(backend.as_mut(), &stats_request)?;
     if json {
         steps.push(json!({"command": "stats", "result": after}));
         out.json(&json!({"database": url, "steps": steps}))?;

@@ -7,12 +7,12 @@ use serde::Serialize;
 
 use super::{default_queue, stale_rule};
 use crate::Ctx;
-use crate::backend::{Access, Blocked, ExplainRequest, ExplainTarget, StatsRequest};
+use crate::backend::{Access, ExplainRequest, ExplainTarget, StatsRequest};
 use crate::cli::DoctorArgs;
 use crate::duration::{format_age, format_duration};
 use crate::error::exit;
 use crate::explain::Severity;
-use crate::output::{Render, Styles};
+use crate::sql::schema::QueueTable;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -33,32 +33,31 @@ pub struct Check {
 pub struct DoctorReport {
     pub backend: &'static str,
     pub table: String,
+    /// The layout (preset) the table was read with.
+    pub layout: String,
     pub ok: bool,
     pub checks: Vec<Check>,
 }
 
 pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<u8> {
     let mut backend = ctx.open(Access::Read)?;
-    let mut checks = vec![Check {
-        name: "schema",
-        status: CheckStatus::Ok,
-        detail: format!(
-            "table {} has every column the {} layout names",
-            ctx.layout.table, ctx.layout.preset
-        ),
-    }];
+    let table = backend.table().clone();
+    let mut checks = vec![schema_check(&table)];
 
-    let plans = backend.explain(&ExplainRequest {
-        queries: vec![
-            ExplainTarget::Claim,
-            ExplainTarget::Reap,
-            ExplainTarget::Purge,
-        ],
-        queue: default_queue(&ctx.layout, None),
-        sort_threshold: args.sort_threshold,
-        custom_sql: None,
-        analyze: false,
-    })?;
+    let plans = crate::explain::explain(
+        backend.as_mut(),
+        &ExplainRequest {
+            queries: vec![
+                ExplainTarget::Claim,
+                ExplainTarget::Reap,
+                ExplainTarget::Purge,
+            ],
+            queue: default_queue(&table.layout, None),
+            sort_threshold: args.sort_threshold,
+            custom_sql: None,
+            analyze: false,
+        },
+    )?;
     for check in &plans.checks {
         let worst = check
             .findings
@@ -74,7 +73,7 @@ pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<u8> {
             check
                 .findings
                 .iter()
-                .map(|f| format!("{}: {}", f.kind, f.detail))
+                .map(|f| format!("{}: {}", kind_name(f.kind), f.detail))
                 .collect::<Vec<_>>()
                 .join("; ")
         };
@@ -97,10 +96,13 @@ pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<u8> {
         });
     }
 
-    let stats = backend.stats(&StatsRequest {
-        exact: false,
-        stale: stale_rule(&ctx.layout, args.timeout),
-    })?;
+    let stats = crate::engine::stats(
+        backend.as_mut(),
+        &StatsRequest {
+            exact: false,
+            stale: stale_rule(&table.layout, args.timeout),
+        },
+    )?;
     checks.push(match stats.total.stale {
         Some(stale) if stale > args.max_stale => Check {
             name: "stale jobs",
@@ -161,67 +163,92 @@ pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<u8> {
             }
         ),
     });
-
-    match backend.blocked()? {
-        Blocked::Postgres(report) => {
-            let longest = report
-                .sessions
-                .iter()
-                .filter_map(|s| s.wait_seconds)
-                .fold(0.0, f64::max);
-            checks.push(Check {
-                name: "lock waits",
-                status: if longest > args.max_wait.as_secs_f64() {
-                    CheckStatus::Failed
-                } else {
-                    CheckStatus::Ok
-                },
-                detail: format!(
-                    "{} sessions waiting, longest {} — qctl blocked shows who holds them",
-                    report.sessions.len(),
-                    format_age(longest)
-                ),
-            });
-            let locks = backend.locks(None)?;
-            let leaked: Vec<String> = locks
-                .locks
-                .iter()
-                .filter(|l| l.session_level && l.state_seconds.is_some_and(|s| s > 3600.0))
-                .map(|l| format!("{} (pid {})", l.key, l.pid))
-                .collect();
-            checks.push(Check {
-                name: "advisory locks",
-                status: if leaked.is_empty() {
-                    CheckStatus::Ok
-                } else {
-                    CheckStatus::Warning
-                },
-                detail: if leaked.is_empty() {
-                    format!(
-                        "{} held or awaited, none idle for over an hour",
-                        locks.locks.len()
-                    )
-                } else {
-                    format!(
-                        "session-level locks idle for over an hour, maybe leaked: {}",
-                        leaked.join(", ")
-                    )
-                },
-            });
-        }
-        Blocked::Sqlite(report) => checks.push(Check {
-            name: "write lock",
-            status: CheckStatus::Ok,
+    if stats.total.other > 0 {
+        let values: Vec<String> = stats
+            .total
+            .other_values
+            .iter()
+            .map(|(value, n)| format!("{value:?} ({n})"))
+            .collect();
+        checks.push(Check {
+            name: "unknown status",
+            status: CheckStatus::Warning,
             detail: format!(
-                "journal mode {}, write lock {}",
-                report.journal_mode,
-                if report.write_locked {
-                    "held by a writer right now"
-                } else {
-                    "free"
-                }
+                "{} jobs have a status no state of the {} layout claims: {} — map it in \
+                 [layout.statuses] of qctl.toml (qctl list --status other shows them)",
+                stats.total.other,
+                table.layout.preset,
+                values.join(", ")
             ),
-        }),
+        });
+    }
+    for note in &stats.notes {
+        checks.push(Check {
+            name: "statistics",
+            status: CheckStatus::Warning,
+            detail: note.clone(),
+        });
+    }
+
+    let blocked = backend.blocked()?;
+    let longest = blocked.longest_wait().unwrap_or(0.0);
+    let holders: Vec<String> = blocked
+        .blockers
+        .iter()
+        .filter(|b| b.root)
+        .map(|b| format!("pid {}", b.pid))
+        .collect();
+    checks.push(Check {
+        name: "lock waits",
+        status: if longest > args.max_wait.as_secs_f64() {
+            CheckStatus::Failed
+        } else {
+            CheckStatus::Ok
+        },
+        detail: if blocked.sessions.is_empty() && blocked.write_locked() {
+            format!(
+                "the write lock is held right now by {} — qctl blocked shows who",
+                if holders.is_empty() {
+                    "another connection".to_string()
+                } else {
+                    holders.join(", ")
+                }
+            )
+        } else {
+            format!(
+                "{} sessions waiting, longest {} — qctl blocked shows who holds them",
+                blocked.sessions.len(),
+                format_age(longest)
+            )
+        },
+    });
+    if backend.supports_advisory_locks() {
+        let locks = backend.locks(None)?;
+        let leaked: Vec<String> = locks
+            .locks
+            .iter()
+            .filter(|l| l.session_level && l.state_seconds.is_some_and(|s| s > 3600.0))
+            .map(|l| format!("{} (pid {})", l.key, l.pid))
+            .collect();
+        checks.push(Check {
+            name: "advisory locks",
+            status: if leaked.is_empty() {
+                CheckStatus::Ok
+            } else {
+                CheckStatus::Warning
+            },
+            detail: if leaked.is_empty() {
+                format!(
+                    "{} held or awaited, none idle for over an hour",
+                    locks.locks.len()
+                )
+            } else {
+                format!(
+                    "session-level locks idle for over an hour, maybe leaked: {}",
+                    leaked.join(", ")
+                )
+            },
+        });
     }
 
     let failed = checks.iter().any(|c| {
@@ -229,7 +256,8 @@ pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<u8> {
     });
     let report = DoctorReport {
         backend: backend.name(),
-        table: ctx.layout.table.to_string(),
+        table: table.layout.table.to_string(),
+        layout: table.layout.preset.clone(),
         ok: !failed,
         checks,
     };
@@ -237,24 +265,39 @@ pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<u8> {
     Ok(if failed { exit::NO } else { exit::OK })
 }
 
-impl Render for DoctorReport {
-    fn render_table(&self, styles: &Styles) -> String {
-        use owo_colors::OwoColorize;
-        let mut out = String::new();
-        for check in &self.checks {
-            let mark = match check.status {
-                CheckStatus::Ok => "ok  ".style(styles.good).to_string(),
-                CheckStatus::Warning => "warn".style(styles.warn).to_string(),
-                CheckStatus::Failed => "FAIL".style(styles.bad).to_string(),
-            };
-            out.push_str(&format!("{mark} {:<15} {}\n", check.name, check.detail));
-        }
-        let verdict = if self.ok {
-            "healthy".style(styles.good).to_string()
-        } else {
-            "unhealthy".style(styles.bad).to_string()
+/// The table has what the layout names; optional columns it lacks are
+/// listed with what they would have allowed.
+fn schema_check(table: &QueueTable) -> Check {
+    if table.absent.is_empty() {
+        return Check {
+            name: "schema",
+            status: CheckStatus::Ok,
+            detail: format!(
+                "table {} has every column the {} layout names",
+                table.layout.table, table.layout.preset
+            ),
         };
-        out.push_str(&format!("{verdict}: {} on {}\n", self.table, self.backend));
-        out
     }
+    let absent: Vec<String> = table
+        .absent
+        .iter()
+        .map(|(concept, ident)| format!("{ident} ({})", concept.key()))
+        .collect();
+    Check {
+        name: "schema",
+        status: CheckStatus::Ok,
+        detail: format!(
+            "table {} lacks optional columns of the {} layout: {}; commands that need them say so",
+            table.layout.table,
+            table.layout.preset,
+            absent.join(", ")
+        ),
+    }
+}
+
+fn kind_name(kind: crate::explain::FindingKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }

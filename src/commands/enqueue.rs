@@ -22,12 +22,6 @@ use crate::model::NewJob;
 const DEFAULT_MAX_ATTEMPTS: i64 = 3;
 
 pub fn run(ctx: &Ctx, args: &EnqueueArgs) -> Result<u8> {
-    if args.max_attempts.is_some() {
-        ctx.layout.require(
-            Concept::MaxAttempts,
-            "--max-attempts needs to store the limit",
-        )?;
-    }
     let now = Utc::now();
     let run_at = match (&args.run_at, args.delay) {
         (Some(text), _) => parse_run_at(text)?,
@@ -44,22 +38,28 @@ pub fn run(ctx: &Ctx, args: &EnqueueArgs) -> Result<u8> {
     let outcome = match &args.from_file {
         None => {
             let text = args.payload.as_deref().unwrap_or_default();
-            let payload: serde_json::Value = serde_json::from_str(text)
+            // Stored byte for byte: parsing into numbers would round
+            // 123456789012345678901234567890 through a float.
+            crate::json::validate(text)
                 .map_err(|err| QctlError::usage(format!("--payload is not valid JSON: {err}")))?;
             let job = NewJob {
-                payload: payload.to_string(),
+                payload: text.to_string(),
                 ..defaults
             };
-            let mut backend = ctx.open(Access::Write)?;
+            let mut backend = open(ctx, args)?;
             backend.enqueue(&mut std::iter::once(Ok(job)), true)?
         }
         Some(path) => {
             // Connect first: a wrong URL should fail before stdin is read.
-            let mut backend = ctx.open(Access::Write)?;
+            let mut backend = open(ctx, args)?;
             let (reader, length) = open_input(path)?;
             let progress = ctx.out.progress(length, "enqueueing");
             let mut jobs = JsonlJobs::new(reader, defaults, progress.clone());
-            jobs.max_attempts_column = ctx.layout.column(Concept::MaxAttempts).is_some();
+            jobs.max_attempts_column = backend
+                .table()
+                .layout
+                .column(Concept::MaxAttempts)
+                .is_some();
             let outcome = backend.enqueue(&mut jobs, false);
             progress.finish_and_clear();
             match outcome {
@@ -78,6 +78,18 @@ pub fn run(ctx: &Ctx, args: &EnqueueArgs) -> Result<u8> {
     };
     ctx.out.emit(&outcome)?;
     Ok(exit::OK)
+}
+
+/// Opens the queue for writing, refusing flags the table cannot store.
+fn open(ctx: &Ctx, args: &EnqueueArgs) -> Result<Box<dyn crate::backend::Backend + Send>> {
+    let backend = ctx.open(Access::Write)?;
+    if args.max_attempts.is_some() {
+        backend.table().layout.require(
+            Concept::MaxAttempts,
+            "--max-attempts needs to store the limit",
+        )?;
+    }
+    Ok(backend)
 }
 
 fn parse_run_at(text: &str) -> Result<DateTime<Utc>> {
@@ -174,8 +186,11 @@ impl JsonlJobs {
         if max_attempts < 1 {
             anyhow::bail!("max_attempts must be at least 1");
         }
+        let payload = line.payload.get();
+        crate::json::validate(payload)
+            .map_err(|err| anyhow::anyhow!("payload is not valid JSON: {err}"))?;
         Ok(NewJob {
-            payload: line.payload.get().to_string(),
+            payload: payload.to_string(),
             queue: line.queue.unwrap_or_else(|| self.defaults.queue.clone()),
             run_at,
             run_at_from_now,

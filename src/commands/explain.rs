@@ -21,6 +21,12 @@ pub fn run(ctx: &Ctx, args: &ExplainArgs) -> Result<u8> {
             ExplainTarget::Purge,
         ],
     };
+    // --analyze runs the query, inside a transaction that rolls back.
+    let access = if args.apply || args.analyze {
+        Access::Write
+    } else {
+        Access::Read
+    };
     let custom_sql = match &args.sql {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|err| {
@@ -37,29 +43,23 @@ pub fn run(ctx: &Ctx, args: &ExplainArgs) -> Result<u8> {
         }
         None => None,
     };
+    let mut backend = ctx.open(access)?;
     let request = ExplainRequest {
         queries,
-        queue: default_queue(&ctx.layout, args.queue.as_deref()),
+        queue: default_queue(&backend.table().layout, args.queue.as_deref()),
         sort_threshold: args.sort_threshold,
         custom_sql,
         analyze: args.analyze,
     };
-    // --analyze runs the query, inside a transaction that rolls back.
-    let access = if args.apply || args.analyze {
-        Access::Write
-    } else {
-        Access::Read
-    };
-    let mut backend = ctx.open(access)?;
-    let mut report = backend.explain(&request)?;
-    if args.apply && !report.suggested_indexes.is_empty() {
+    let mut report = crate::explain::explain(backend.as_mut(), &request)?;
+    if args.apply && !report.suggested_specs.is_empty() {
         let statements = report.suggested_indexes.clone();
         ctx.out.note(&format!(
             "qctl: creating {} index(es) and refreshing statistics",
             statements.len()
         ));
-        backend.apply_indexes(&statements)?;
-        report = backend.explain(&request)?;
+        backend.create_indexes(&report.suggested_specs)?;
+        report = crate::explain::explain(backend.as_mut(), &request)?;
         report.applied = statements;
     }
     report.ok = !report.failed(args.strict);

@@ -15,16 +15,6 @@ pub fn complete(ctx: &Ctx, args: &FenceArgs) -> Result<u8> {
 }
 
 pub fn fail(ctx: &Ctx, args: &FailArgs) -> Result<u8> {
-    // A flag the table cannot honour is refused, not dropped: a retry delay
-    // without a due time would retry at once, in a hot loop.
-    if !args.retry_delay.is_zero() {
-        ctx.layout
-            .require(Concept::RunAt, "--retry-delay needs to postpone the job")?;
-    }
-    if args.error.is_some() {
-        ctx.layout
-            .require(Concept::LastError, "--error needs to store the message")?;
-    }
     finish(
         ctx,
         &args.fence,
@@ -37,13 +27,28 @@ pub fn fail(ctx: &Ctx, args: &FailArgs) -> Result<u8> {
 }
 
 fn finish(ctx: &Ctx, args: &FenceArgs, finish: Finish) -> Result<u8> {
+    let mut backend = ctx.open(Access::Write)?;
+    // A flag the table cannot honour is refused, not dropped: a retry delay
+    // without a due time would retry at once, in a hot loop.
+    if let Finish::Fail {
+        error, retry_delay, ..
+    } = &finish
+    {
+        let layout = &backend.table().layout;
+        if !retry_delay.is_zero() {
+            layout.require(Concept::RunAt, "--retry-delay needs to postpone the job")?;
+        }
+        if error.is_some() {
+            layout.require(Concept::LastError, "--error needs to store the message")?;
+        }
+    }
     let request = FinishRequest {
         id: JobId::parse(&args.id),
         worker: args.worker.clone(),
-        attempt: args.attempt,
+        fence: args.fence,
         finish,
     };
-    match ctx.open(Access::Write)?.finish(&request)? {
+    match crate::engine::finish(backend.as_mut(), &request)? {
         FinishOutcome::Finished(job) => {
             ctx.out.emit(&job)?;
             Ok(exit::OK)
@@ -62,9 +67,10 @@ fn not_held(job: &Job, request: &FinishRequest) -> String {
     let holder = job.locked_by.as_deref().unwrap_or("nobody");
     match job.status.as_str() {
         "running" if job.locked_by.as_deref() == Some(worker.as_str()) => format!(
-            "job {id} is held by {worker} on attempt {}, not attempt {}: it was reaped and claimed again; nothing changed",
-            job.attempts.unwrap_or(0),
-            request.attempt.unwrap_or(0)
+            "job {id} is held by {worker} under fence {}, not {}: it was claimed again since \
+             (reaped, retried or requeued); nothing changed",
+            job.fence.map_or("-".to_string(), |f| f.to_string()),
+            request.fence.map_or("-".to_string(), |f| f.to_string())
         ),
         "running" => {
             format!("job {id} is held by worker {holder} now, not by {worker}; nothing changed")

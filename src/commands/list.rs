@@ -19,14 +19,17 @@ pub fn run(ctx: &Ctx, args: &ListArgs) -> Result<u8> {
         ListStatusArg::Ready => ListStatus::Ready,
         ListStatusArg::Scheduled => ListStatus::Scheduled,
         ListStatusArg::Stale => ListStatus::Stale,
+        ListStatusArg::Cancelled => ListStatus::Is(Status::Cancelled),
+        ListStatusArg::Other => ListStatus::Other,
     });
+    let mut backend = ctx.open(Access::Read)?;
     let request = ListRequest {
         queue: args.queue.clone(),
         status,
-        stale: stale_rule(&ctx.layout, args.timeout),
+        stale: stale_rule(&backend.table().layout, args.timeout),
         limit: args.limit,
     };
-    let jobs = ctx.open(Access::Read)?.list(&request)?;
+    let jobs = crate::engine::list(backend.as_mut(), &request)?;
     ctx.out.emit(&JobList { jobs })?;
     Ok(exit::OK)
 }

@@ -26,7 +26,8 @@ pub fn run(ctx: &Ctx, args: &PurgeArgs) -> Result<u8> {
         batch_size: args.batch_size,
     };
     if args.dry_run {
-        let outcome = ctx.open(Access::Read)?.purge(&request)?;
+        let mut backend = ctx.open(Access::Read)?;
+        let outcome = crate::engine::purge(backend.as_mut(), &request)?;
         ctx.out.emit(&outcome)?;
         return Ok(exit::OK);
     }
@@ -39,15 +40,18 @@ pub fn run(ctx: &Ctx, args: &PurgeArgs) -> Result<u8> {
     let mut backend = ctx.open(Access::Write)?;
     if !args.yes {
         request.dry_run = true;
-        let count = backend.purge(&request)?.purged;
+        let count = crate::engine::purge(backend.as_mut(), &request)?.purged;
         request.dry_run = false;
         if count == 0 {
             ctx.out.emit(&PurgeOutcome {
                 purged: 0,
-                ..backend.purge(&PurgeRequest {
-                    dry_run: true,
-                    ..request.clone()
-                })?
+                ..crate::engine::purge(
+                    backend.as_mut(),
+                    &PurgeRequest {
+                        dry_run: true,
+                        ..request.clone()
+                    },
+                )?
             })?;
             return Ok(exit::OK);
         }
@@ -64,7 +68,7 @@ pub fn run(ctx: &Ctx, args: &PurgeArgs) -> Result<u8> {
             return Ok(exit::NO);
         }
     }
-    let outcome = backend.purge(&request)?;
+    let outcome = crate::engine::purge(backend.as_mut(), &request)?;
     ctx.out.emit(&outcome)?;
     Ok(exit::OK)
 }

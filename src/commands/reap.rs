@@ -4,27 +4,42 @@ use anyhow::Result;
 
 use crate::Ctx;
 use crate::backend::{Access, ReapRequest, StaleRule};
-use crate::cli::ReapArgs;
-use crate::error::exit;
+use crate::cli::{Format, ReapArgs};
+use crate::error::{QctlError, exit};
 
 pub fn run(ctx: &Ctx, args: &ReapArgs) -> Result<u8> {
     let rule = match args.timeout {
         Some(timeout) => StaleRule::LockAge(timeout),
         None => StaleRule::Lease,
     };
+    if args.stream && ctx.out.format != Format::Json {
+        return Err(QctlError::usage(
+            "--stream prints JSON lines: pass --format json too",
+        ));
+    }
     let request = ReapRequest {
         rule,
         queue: args.queue.clone(),
         dry_run: args.dry_run,
         batch_size: args.batch_size,
         wait: args.wait,
+        show: args.show as usize,
     };
-    let access = if args.dry_run {
-        Access::Read
+    // A dry run runs the real statements too (and rolls them back), so it
+    // needs the same access as the real run.
+    let mut backend = ctx.open(Access::Write)?;
+    let mut each = |job: &crate::model::ReapedJob| -> Result<()> {
+        if args.stream {
+            ctx.out.print(&serde_json::to_string(job)?)?;
+        }
+        Ok(())
+    };
+    let mut outcome = crate::engine::reap(backend.as_mut(), &request, &mut each)?;
+    outcome.jobs.sort_by(|a, b| a.id.cmp(&b.id));
+    if args.stream {
+        ctx.out.print(&serde_json::to_string(&outcome)?)?;
     } else {
-        Access::Write
-    };
-    let outcome = ctx.open(access)?.reap(&request)?;
-    ctx.out.emit(&outcome)?;
+        ctx.out.emit(&outcome)?;
+    }
     Ok(exit::OK)
 }

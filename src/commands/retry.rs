@@ -1,4 +1,5 @@
-//! `qctl retry`: put dead-lettered jobs back to pending with fresh attempts.
+//! `qctl retry`: put dead-lettered jobs back to pending, with one more
+//! attempt where they had none left.
 
 use anyhow::Result;
 
@@ -22,9 +23,8 @@ pub fn run(ctx: &Ctx, args: &RetryArgs) -> Result<u8> {
         }
         RetrySelection::Ids(ids)
     };
-    let outcome = ctx
-        .open(Access::Write)?
-        .retry(&selection, args.batch_size)?;
+    let mut backend = ctx.open(Access::Write)?;
+    let outcome = crate::engine::retry(backend.as_mut(), &selection, args.batch_size)?;
     ctx.out.emit(&outcome)?;
     Ok(exit::OK)
 }

@@ -9,7 +9,8 @@ use crate::error::exit;
 use crate::model::JobId;
 
 pub fn run(ctx: &Ctx, args: &ShowArgs) -> Result<u8> {
-    let job = ctx.open(Access::Read)?.show(&JobId::parse(&args.id))?;
+    let mut backend = ctx.open(Access::Read)?;
+    let job = crate::engine::show(backend.as_mut(), &JobId::parse(&args.id))?;
     ctx.out.emit(&job)?;
     Ok(exit::OK)
 }

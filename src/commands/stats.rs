@@ -12,24 +12,24 @@ use crate::error::{QctlError, exit};
 use crate::model::Stats;
 
 pub fn run(ctx: &Ctx, args: &StatsArgs) -> Result<u8> {
+    let mut backend = ctx.open(Access::Read)?;
     let request = StatsRequest {
         exact: args.exact,
-        stale: stale_rule(&ctx.layout, args.timeout),
+        stale: stale_rule(&backend.table().layout, args.timeout),
     };
     if args.max_stale.is_some() && request.stale.is_none() {
         return Err(QctlError::usage(
             "--max-stale needs to judge staleness: this layout has no lease column, so pass --timeout",
         ));
     }
-    let mut backend = ctx.open(Access::Read)?;
     let Some(interval) = args.watch else {
-        let stats = backend.stats(&request)?;
+        let stats = crate::engine::stats(backend.as_mut(), &request)?;
         ctx.out.emit(&stats)?;
         return Ok(thresholds(ctx, args, &stats));
     };
     let mut refreshes = 0u64;
     loop {
-        let stats = backend.stats(&request)?;
+        let stats = crate::engine::stats(backend.as_mut(), &request)?;
         match ctx.out.format {
             // One document a line, so a reader can take them as they come.
             Format::Json => ctx.out.print(&serde_json::to_string(&stats)?)?,

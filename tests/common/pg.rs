@@ -143,6 +143,64 @@ impl PgDb {
             .get(0)
     }
 
+    /// Runs ANALYZE until the statistics collector has seen every change
+    /// made before it: a session's counts are flushed when it ends, maybe
+    /// after an ANALYZE it ran, which would then look stale.
+    pub fn settle_statistics(&self, table: &str) {
+        let mut client = self.client();
+        let started = std::time::Instant::now();
+        loop {
+            client
+                .batch_execute(&format!("ANALYZE {table}"))
+                .expect("analyze");
+            std::thread::sleep(Duration::from_millis(300));
+            client
+                .batch_execute("SELECT pg_stat_clear_snapshot()")
+                .unwrap();
+            let changed: i64 = client
+                .query_one(
+                    "SELECT coalesce(n_mod_since_analyze, 0) FROM pg_stat_user_tables WHERE relid = to_regclass($1)",
+                    &[&table],
+                )
+                .unwrap()
+                .get(0);
+            if changed == 0 {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the statistics of {table} never settled"
+            );
+        }
+    }
+
+    /// Waits until the statistics collector counts at least `rows` live
+    /// rows in `table` (its counts arrive when a session ends).
+    pub fn wait_for_live_rows(&self, table: &str, rows: i64) {
+        let mut client = self.client();
+        let started = std::time::Instant::now();
+        loop {
+            client
+                .batch_execute("SELECT pg_stat_clear_snapshot()")
+                .unwrap();
+            let live: i64 = client
+                .query_one(
+                    "SELECT coalesce(n_live_tup, 0) FROM pg_stat_user_tables WHERE relid = to_regclass($1)",
+                    &[&table],
+                )
+                .unwrap()
+                .get(0);
+            if live >= rows {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the statistics collector never saw {rows} rows in {table} ({live})"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// Every row of every table in the public schema, to prove a failed
     /// command changed nothing.
     pub fn snapshot(&self) -> String {

@@ -435,8 +435,35 @@ fn parse_keywords(text: &str) -> Result<BTreeMap<String, String>> {
     Ok(params)
 }
 
+/// How to cancel what a connection is running: a cancel request goes over
+/// a new connection, with the same TLS.
+pub struct Canceller {
+    token: postgres::CancelToken,
+    tls: Option<rustls::ClientConfig>,
+}
+
+impl Canceller {
+    /// Asks the server to cancel the running statement (best effort).
+    pub fn cancel(&self) {
+        let _ = match &self.tls {
+            None => self.token.cancel_query(postgres::NoTls),
+            Some(tls) => self
+                .token
+                .cancel_query(tokio_postgres_rustls::MakeRustlsConnect::new(tls.clone())),
+        };
+    }
+}
+
 /// Connects with the TLS the sslmode asks for.
 pub fn connect(info: &ConnInfo, connect_timeout: Duration) -> Result<postgres::Client> {
+    connect_cancellable(info, connect_timeout).map(|(client, _)| client)
+}
+
+/// Connects, and says how to cancel the connection's statements.
+pub fn connect_cancellable(
+    info: &ConnInfo,
+    connect_timeout: Duration,
+) -> Result<(postgres::Client, Canceller)> {
     let mut config = info.config(connect_timeout)?;
     let mode = info.sslmode()?;
     let tls_config = match mode {
@@ -478,7 +505,7 @@ pub fn connect(info: &ConnInfo, connect_timeout: Duration) -> Result<postgres::C
             )?)
         }
     };
-    let client = match tls_config {
+    let client = match &tls_config {
         None => {
             config.ssl_mode(postgres::config::SslMode::Disable);
             config.connect(postgres::NoTls)
@@ -488,10 +515,15 @@ pub fn connect(info: &ConnInfo, connect_timeout: Duration) -> Result<postgres::C
                 SslMode::Allow | SslMode::Prefer => postgres::config::SslMode::Prefer,
                 _ => postgres::config::SslMode::Require,
             });
-            config.connect(tokio_postgres_rustls::MakeRustlsConnect::new(tls))
+            config.connect(tokio_postgres_rustls::MakeRustlsConnect::new(tls.clone()))
         }
     };
-    client.map_err(|err| connect_error(err, info))
+    let client = client.map_err(|err| connect_error(err, info))?;
+    let canceller = Canceller {
+        token: client.cancel_token(),
+        tls: tls_config,
+    };
+    Ok((client, canceller))
 }
 
 /// Explains a failed connection without ever quoting the password.

@@ -6,7 +6,14 @@
 //! classifier therefore looks at the shape of each line, not at a table
 //! name.
 
-use crate::explain::{PlanFinding, Severity};
+use anyhow::{Context, Result};
+
+use super::SqliteBackend;
+use crate::backend::{Backend, Plan, PlanHow};
+use crate::error::QctlError;
+use crate::explain::{FindingKind, Guess, PlanFinding, PlanLine, Severity};
+use crate::layout::Concept;
+use crate::sql::{Bind, Stmt, Value};
 
 /// One row of `EXPLAIN QUERY PLAN`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,7 +96,7 @@ pub fn findings(rows: &[PlanRow], backlog: u64, sort_threshold: u64) -> Vec<Plan
         match classify_line(&row.detail) {
             LineKind::FullScan { table } => out.push(PlanFinding {
                 severity: Severity::Error,
-                kind: "full_scan",
+                kind: FindingKind::FullScan,
                 detail: format!(
                     "{}: every run reads the whole table {table}, so it slows down as history grows",
                     row.detail
@@ -99,7 +106,7 @@ pub fn findings(rows: &[PlanRow], backlog: u64, sort_threshold: u64) -> Vec<Plan
             }),
             LineKind::IndexScan { index, .. } => out.push(PlanFinding {
                 severity: Severity::Warning,
-                kind: "index_scan",
+                kind: FindingKind::IndexScan,
                 detail: format!(
                     "{}: reads index {index} from the start instead of searching it; fine only if \
                      the first entries match",
@@ -121,7 +128,7 @@ pub fn findings(rows: &[PlanRow], backlog: u64, sort_threshold: u64) -> Vec<Plan
                 };
                 out.push(PlanFinding {
                     severity,
-                    kind: "temp_sort",
+                    kind: FindingKind::TempSort,
                     detail: format!(
                         "{}: {what} of the {backlog} matching rows to return one (error above \
                          {sort_threshold} rows)",
@@ -133,7 +140,7 @@ pub fn findings(rows: &[PlanRow], backlog: u64, sort_threshold: u64) -> Vec<Plan
             }
             LineKind::AutomaticIndex => out.push(PlanFinding {
                 severity: Severity::Warning,
-                kind: "automatic_index",
+                kind: FindingKind::AutomaticIndex,
                 detail: format!("{}: SQLite builds a temporary index on every run", row.detail),
                 line: Some(line),
                 subject: None,
@@ -155,6 +162,111 @@ pub fn depths(rows: &[PlanRow]) -> Vec<usize> {
         depths.push(depth);
     }
     depths
+}
+
+/// `EXPLAIN QUERY PLAN` of a statement, drawn and judged.
+pub fn plan(b: &mut SqliteBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> {
+    if how.analyze {
+        return Err(QctlError::usage(
+            "--analyze runs PostgreSQL's EXPLAIN ANALYZE; SQLite has no equivalent (its plan \
+             check needs no run)",
+        ));
+    }
+    let explain = Stmt {
+        sql: format!("EXPLAIN QUERY PLAN {}", stmt.sql),
+        binds: stmt.binds.clone(),
+    };
+    let rows: Vec<PlanRow> = b
+        .query(&explain)?
+        .into_iter()
+        .map(|row| PlanRow {
+            id: row.first().and_then(Value::as_i64).unwrap_or(0),
+            parent: row.get(1).and_then(Value::as_i64).unwrap_or(0),
+            detail: row
+                .get(3)
+                .cloned()
+                .and_then(Value::into_text)
+                .unwrap_or_default(),
+        })
+        .collect();
+    let lines = rows
+        .iter()
+        .zip(depths(&rows))
+        .map(|(row, depth)| PlanLine {
+            depth,
+            text: row.detail.clone(),
+        })
+        .collect();
+    Ok(Plan {
+        doc: serde_json::Value::Array(
+            rows.iter()
+                .map(|row| serde_json::json!({"id": row.id, "parent": row.parent, "detail": row.detail}))
+                .collect(),
+        ),
+        lines,
+        findings: findings(&rows, how.backlog, how.sort_threshold),
+    })
+}
+
+/// Realistic values for the placeholders of an application's query, by
+/// position as SQLite numbers them; a placeholder whose meaning cannot be
+/// guessed is bound NULL and reported.
+pub fn guess_binds(
+    b: &mut SqliteBackend,
+    sql: &str,
+    queue: Option<&str>,
+) -> Result<(Vec<Bind>, Vec<PlanFinding>)> {
+    let (count, names) = {
+        let stmt = b
+            .conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .map_err(|e| b.err(e))
+            .context("--sql is not a statement SQLite can plan")?;
+        let count = stmt.parameter_count();
+        let names: Vec<Option<String>> = (1..=count)
+            .map(|i| stmt.parameter_name(i).map(str::to_string))
+            .collect();
+        (count, names)
+    };
+    let guesses = crate::explain::guess_placeholders(sql, &b.table.layout);
+    let mut unnamed = guesses.iter().filter(|(token, _)| token == "?");
+    let now = chrono::Utc::now();
+    let mut values = Vec::with_capacity(count);
+    let mut notes = Vec::new();
+    for (index, name) in names.into_iter().enumerate() {
+        let guess = match &name {
+            Some(name) => guesses.iter().find(|(token, _)| token == name),
+            None => unnamed.next(),
+        };
+        let value = match guess.map(|(_, g)| g) {
+            Some(Guess::Queue) => Bind::Text(queue.unwrap_or("default").to_string()),
+            Some(Guess::PendingStatus) => Bind::Text(
+                b.table
+                    .layout
+                    .statuses
+                    .written(crate::layout::Status::Pending)
+                    .unwrap_or_default()
+                    .to_string(),
+            ),
+            Some(Guess::Worker) => Bind::Text("qctl-explain".into()),
+            Some(Guess::Now) => crate::sql::time::encode(now, b.table.time_repr(Concept::RunAt)),
+            Some(Guess::Int(n)) => Bind::Int(*n),
+            Some(Guess::Unknown) | None => {
+                notes.push(PlanFinding::new(
+                    Severity::Warning,
+                    FindingKind::UnboundParameter,
+                    format!(
+                        "placeholder {} is compared with no column qctl knows, so it was bound \
+                         NULL; the plan may not be the one production gets",
+                        name.unwrap_or_else(|| format!("#{}", index + 1))
+                    ),
+                ));
+                Bind::Null
+            }
+        };
+        values.push(value);
+    }
+    Ok((values, notes))
 }
 
 #[cfg(test)]

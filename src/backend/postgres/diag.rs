@@ -1,0 +1,251 @@
+//! `blocked` and `locks` on PostgreSQL: blocking chains from
+//! pg_stat_activity and pg_blocking_pids, the job row a root blocker
+//! holds (from its waiters' tuple locks), and advisory locks decoded. Read
+//! in a short READ ONLY transaction with a statement timeout of at most
+//! five seconds: a diagnostic answers fast or not at all.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use postgres::types::ToSql;
+use postgres::{Client, Row, Transaction};
+
+use super::PostgresBackend;
+use super::error::db_message;
+use crate::backend::SqlLog;
+use crate::layout::Concept;
+use crate::model::{
+    AdvisoryLock, BlockedReport, BlockingSession, JobId, LocksReport, WaitingSession,
+};
+use crate::request::LockKey;
+
+/// A read-only transaction with a statement timeout of at most 5 seconds.
+fn inspect_tx(client: &mut Client, statement_timeout: Duration) -> Result<Transaction<'_>> {
+    let mut tx = client
+        .build_transaction()
+        .read_only(true)
+        .isolation_level(postgres::IsolationLevel::RepeatableRead)
+        .start()
+        .map_err(|e| anyhow::anyhow!("cannot start a read-only transaction: {}", db_message(&e)))?;
+    let short = statement_timeout.min(Duration::from_secs(5)).as_millis();
+    tx.batch_execute(&format!("SET LOCAL statement_timeout = {short}"))
+        .context("cannot set the statement timeout")?;
+    Ok(tx)
+}
+
+/// Runs a statement inside a transaction with the SQL log.
+fn tx_query(
+    tx: &mut Transaction<'_>,
+    log: &SqlLog,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<Row>, postgres::Error> {
+    let started = log.start();
+    let rows = tx.query(sql, params)?;
+    log.finish(started, sql, &format!(", {} rows", rows.len()));
+    Ok(rows)
+}
+
+pub fn blocked(b: &mut PostgresBackend) -> Result<BlockedReport> {
+    let table = b.table.table();
+    let table_exists = b.table_exists;
+    let version = b.server_version()?;
+    // pg_locks.waitstart exists from PostgreSQL 14 on.
+    let wait_started = if version >= 140_000 {
+        "coalesce((SELECT min(l.waitstart) FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted), a.query_start)"
+    } else {
+        "a.query_start"
+    };
+    let waiting_sql = format!(
+        "SELECT a.pid, pg_blocking_pids(a.pid), extract(epoch FROM now() - {wait_started})::float8, \
+           a.state, a.application_name, a.usename::text, a.client_addr::text, \
+           CASE WHEN a.wait_event IS NULL THEN NULL ELSE a.wait_event_type || ':' || a.wait_event END, a.query, \
+           EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.relation = to_regclass($1)), \
+           ARRAY(SELECT '(' || l.page || ',' || l.tuple || ')' FROM pg_locks l WHERE l.pid = a.pid \
+                 AND l.locktype = 'tuple' AND l.relation = to_regclass($1)) \
+         FROM pg_stat_activity a \
+         WHERE a.pid <> pg_backend_pid() AND a.datname = current_database() \
+           AND cardinality(pg_blocking_pids(a.pid)) > 0 \
+         ORDER BY a.pid"
+    );
+    let log = b.log.clone();
+    let mut tx = inspect_tx(&mut b.client, b.options.statement_timeout)?;
+    let err =
+        |e: postgres::Error| anyhow::anyhow!("blocked failed on PostgreSQL: {}", db_message(&e));
+    let rows = tx_query(&mut tx, &log, &waiting_sql, &[&table]).map_err(err)?;
+    let mut sessions = Vec::new();
+    let mut tuples: Vec<(i32, Vec<String>)> = Vec::new();
+    for row in &rows {
+        let pid: i32 = row.get(0);
+        tuples.push((pid, row.get(10)));
+        sessions.push(WaitingSession {
+            pid,
+            blocked_by: row.get(1),
+            wait_seconds: row.get(2),
+            state: row.get(3),
+            application_name: row.get(4),
+            user: row.get(5),
+            client_addr: row.get(6),
+            wait_event: row.get(7),
+            query: row.get(8),
+            on_queue_table: row.get(9),
+            waiting_for_jobs: Vec::new(),
+        });
+    }
+    // The job each waiter wants: its tuple lock names the row (ctid).
+    if table_exists {
+        let id = b.table.must(Concept::Id);
+        let lookup = format!("SELECT {id}::text FROM {table} WHERE ctid = $1::text::tid");
+        for (session, (_, ctids)) in sessions.iter_mut().zip(&tuples) {
+            for ctid in ctids {
+                for row in tx_query(&mut tx, &log, &lookup, &[ctid]).map_err(err)? {
+                    let text: String = row.get(0);
+                    session.waiting_for_jobs.push(if b.table.id_is_integer() {
+                        JobId::parse(&text)
+                    } else {
+                        JobId::Text(text)
+                    });
+                }
+            }
+        }
+    }
+    let waiting: std::collections::BTreeSet<i32> = sessions.iter().map(|s| s.pid).collect();
+    let mut blocker_pids: Vec<i32> = sessions
+        .iter()
+        .flat_map(|s| s.blocked_by.iter().copied())
+        .collect();
+    blocker_pids.sort();
+    blocker_pids.dedup();
+    let blockers_sql = "SELECT a.pid, a.state, a.application_name, a.usename::text, a.client_addr::text, \
+                        extract(epoch FROM now() - a.xact_start)::float8, a.query \
+                        FROM pg_stat_activity a WHERE a.pid = ANY($1) ORDER BY a.pid";
+    let mut blockers: Vec<BlockingSession> =
+        tx_query(&mut tx, &log, blockers_sql, &[&blocker_pids])
+            .map_err(err)?
+            .iter()
+            .map(|row| {
+                let pid: i32 = row.get(0);
+                BlockingSession {
+                    pid,
+                    state: row.get(1),
+                    application_name: row.get(2),
+                    user: row.get(3),
+                    client_addr: row.get(4),
+                    xact_age_seconds: row.get(5),
+                    query: row.get(6),
+                    root: !waiting.contains(&pid),
+                    holds_jobs: Vec::new(),
+                    lock: None,
+                    file: None,
+                }
+            })
+            .collect();
+    // A job row a waiter wants is held at the root of its chain.
+    for session in &sessions {
+        for job in &session.waiting_for_jobs {
+            for root in roots_of(session.pid, &sessions) {
+                if let Some(blocker) = blockers.iter_mut().find(|b| b.pid == root)
+                    && !blocker.holds_jobs.contains(job)
+                {
+                    blocker.holds_jobs.push(job.clone());
+                }
+            }
+        }
+    }
+    let mut notes = Vec::new();
+    let privileged: bool = tx
+        .query_one(
+            "SELECT pg_has_role(current_user, 'pg_read_all_stats', 'member') \
+             OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)",
+            &[],
+        )
+        .map_err(err)?
+        .get(0);
+    if !privileged {
+        notes.push(
+            "this role lacks pg_read_all_stats: other users' queries and states are hidden \
+             (<insufficient privilege>); grant it for the full picture"
+                .to_string(),
+        );
+    }
+    tx.rollback().ok();
+    let mut report = BlockedReport::new("postgres");
+    report.sessions = sessions;
+    report.blockers = blockers;
+    report.notes = notes;
+    Ok(report)
+}
+
+pub fn locks(b: &mut PostgresBackend, key: Option<LockKey>) -> Result<LocksReport> {
+    let sql = "SELECT l.pid, l.classid::int8, l.objid::int8, l.objsubid::int4, l.mode, l.granted, \
+                 CASE WHEN l.granted THEN '{}'::int4[] ELSE pg_blocking_pids(l.pid) END, \
+                 a.application_name, a.state, extract(epoch FROM now() - a.state_change)::float8, a.query \
+               FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid \
+               WHERE l.locktype = 'advisory' \
+                 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+                 AND l.pid <> pg_backend_pid() \
+               ORDER BY l.granted DESC, l.classid, l.objid, l.objsubid, l.pid";
+    let log = b.log.clone();
+    let mut tx = inspect_tx(&mut b.client, b.options.statement_timeout)?;
+    let rows = tx_query(&mut tx, &log, sql, &[])
+        .map_err(|e| anyhow::anyhow!("locks failed on PostgreSQL: {}", db_message(&e)))?;
+    tx.rollback().ok();
+    let mut locks = Vec::new();
+    for row in &rows {
+        let (classid, objid, objsubid): (i64, i64, i32) = (row.get(1), row.get(2), row.get(3));
+        let (decoded, key_kind) = crate::model::advisory_key(classid, objid, objsubid);
+        if key.is_some_and(|k| !k.matches(&decoded)) {
+            continue;
+        }
+        let state: Option<String> = row.get(8);
+        let granted: bool = row.get(5);
+        locks.push(AdvisoryLock {
+            pid: row.get(0),
+            key: decoded,
+            key_kind,
+            classid,
+            objid,
+            objsubid,
+            mode: row.get(4),
+            granted,
+            blocked_by: row.get(6),
+            application_name: row.get(7),
+            session_level: granted && state.as_deref() == Some("idle"),
+            state,
+            state_seconds: row.get(9),
+            query: row.get(10),
+        });
+    }
+    let mut notes = Vec::new();
+    if locks.iter().any(|l| l.session_level) {
+        notes.push(
+            "a lock held by a session sitting idle outside any transaction is session-level: \
+             it stays until pg_advisory_unlock or the session ends (a leaked lock blocks its job \
+             forever; pg_terminate_backend(pid) ends it)"
+                .to_string(),
+        );
+    }
+    Ok(LocksReport {
+        backend: "postgres",
+        locks,
+        notes,
+    })
+}
+
+/// The root blockers a waiting session's chain leads to.
+fn roots_of(pid: i32, sessions: &[WaitingSession]) -> Vec<i32> {
+    let mut roots = Vec::new();
+    let mut stack = vec![pid];
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some(current) = stack.pop() {
+        if !seen.insert(current) {
+            continue;
+        }
+        match sessions.iter().find(|s| s.pid == current) {
+            Some(waiting) => stack.extend(waiting.blocked_by.iter().copied()),
+            None if current != pid => roots.push(current),
+            None => {}
+        }
+    }
+    roots
+}

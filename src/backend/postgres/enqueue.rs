@@ -1,0 +1,160 @@
+//! Bulk enqueue on PostgreSQL: binary COPY in one transaction (the
+//! fastest way in, and all or nothing), with times from the server's
+//! clock.
+
+use anyhow::Result;
+use chrono::Utc;
+use postgres::types::{ToSql, Type};
+
+use super::PostgresBackend;
+use super::error::db_message;
+use super::value::PgBind;
+use crate::backend::{Backend, TxMode};
+use crate::engine::check_new_job;
+use crate::layout::{Concept, Status};
+use crate::model::{EnqueueOutcome, NewJob};
+use crate::sql::queue::job_id;
+use crate::sql::time::encode;
+use crate::sql::{Bind, Stmt, Value};
+
+pub fn enqueue(
+    b: &mut PostgresBackend,
+    jobs: &mut dyn Iterator<Item = Result<NewJob>>,
+    return_ids: bool,
+) -> Result<EnqueueOutcome> {
+    b.table
+        .require(Concept::Payload, "enqueue needs to store the job")?;
+    let optional = [
+        Concept::Queue,
+        Concept::Attempts,
+        Concept::MaxAttempts,
+        Concept::RunAt,
+        Concept::CreatedAt,
+        Concept::UpdatedAt,
+    ];
+    let mut concepts = vec![Concept::Status, Concept::Payload];
+    concepts.extend(
+        optional
+            .into_iter()
+            .filter(|c| b.table.writable(*c).is_some()),
+    );
+    let columns: Vec<String> = concepts.iter().map(|c| b.table.must(*c)).collect();
+    let table = b.table.clone();
+    // The server's clock, not this machine's: claim and stats compare
+    // with the server's now(), so a skewed client must not make new jobs
+    // look scheduled or old.
+    let client_now = Utc::now();
+    let now = b.clock()?;
+    let skew = now - client_now;
+    let pending = table
+        .layout
+        .statuses
+        .written(Status::Pending)
+        .unwrap_or_default()
+        .to_string();
+    let values = |job: &NewJob| -> Vec<Bind> {
+        concepts
+            .iter()
+            .map(|c| match c {
+                Concept::Status => Bind::Text(pending.clone()),
+                Concept::Payload => Bind::Json(job.payload.clone()),
+                Concept::Queue => Bind::Text(job.queue.clone()),
+                Concept::Attempts => Bind::Int(0),
+                Concept::MaxAttempts => Bind::Int(job.max_attempts),
+                Concept::RunAt => encode(
+                    if job.run_at_from_now {
+                        job.run_at + skew
+                    } else {
+                        job.run_at
+                    },
+                    table.time_repr(Concept::RunAt),
+                ),
+                other => encode(now, table.time_repr(*other)),
+            })
+            .collect()
+    };
+    let quoted = table.table();
+    if return_ids {
+        let placeholders: Vec<String> = (1..=columns.len()).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "INSERT INTO {quoted} ({}) VALUES ({}) RETURNING {}",
+            columns.join(", "),
+            placeholders.join(", "),
+            table.must(Concept::Id)
+        );
+        let ids = crate::engine::in_tx(b, TxMode::Write, true, |b| {
+            let mut ids = Vec::new();
+            for job in jobs {
+                let job = job?;
+                check_new_job(&table, &job, client_now)?;
+                let stmt = Stmt {
+                    sql: sql.clone(),
+                    binds: values(&job),
+                };
+                let id = b
+                    .query(&stmt)?
+                    .into_iter()
+                    .next()
+                    .and_then(|r| r.into_iter().next())
+                    .unwrap_or(Value::Null);
+                ids.push(job_id(id));
+            }
+            Ok(ids)
+        })?;
+        return Ok(EnqueueOutcome {
+            enqueued: ids.len() as u64,
+            ids: Some(ids),
+        });
+    }
+    let types_sql = format!("SELECT {} FROM {quoted} LIMIT 0", columns.join(", "));
+    let copy_sql = format!(
+        "COPY {quoted} ({}) FROM STDIN (FORMAT binary)",
+        columns.join(", ")
+    );
+    let fail = |e: postgres::Error| {
+        anyhow::anyhow!(
+            "enqueue failed on PostgreSQL: {}; nothing was enqueued",
+            db_message(&e)
+        )
+    };
+    let log = b.log.clone();
+    let mut tx = b
+        .client
+        .build_transaction()
+        .isolation_level(postgres::IsolationLevel::ReadCommitted)
+        .start()
+        .map_err(fail)?;
+    let types: Vec<Type> = tx
+        .prepare(&types_sql)
+        .map_err(fail)?
+        .columns()
+        .iter()
+        .map(|c| c.type_().clone())
+        .collect();
+    let started = log.start();
+    let sink = tx.copy_in(&copy_sql).map_err(fail)?;
+    let mut writer = postgres::binary_copy::BinaryCopyInWriter::new(sink, &types);
+    let mut count = 0u64;
+    for job in jobs {
+        let job = job?;
+        check_new_job(&table, &job, client_now)?;
+        let binds = values(&job);
+        let params: Vec<PgBind<'_>> = binds.iter().map(PgBind).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        writer.write(&refs).map_err(fail)?;
+        count += 1;
+    }
+    writer.finish().map_err(fail)?;
+    tx.commit().map_err(|e| {
+        anyhow::anyhow!(
+            "cannot commit the enqueue: {}; nothing was enqueued",
+            db_message(&e)
+        )
+    })?;
+    log.finish(started, &copy_sql, &format!(", {count} rows"));
+    Ok(EnqueueOutcome {
+        enqueued: count,
+        ids: None,
+    })
+}

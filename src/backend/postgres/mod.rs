@@ -1,0 +1,531 @@
+//! PostgreSQL, used for its strengths (SKIP LOCKED, partial indexes,
+//! binary COPY, advisory locks, planner statistics) and safe to point at
+//! production: reads run in READ ONLY transactions, every statement has a
+//! timeout and every lock wait too, index builds do not block writers and
+//! are bounded, and Ctrl-C cancels what the server runs for qctl.
+//!
+//! Split by concern: this file connects, reads the catalog, runs
+//! statements and builds indexes; `enqueue`, `stats`, `plan`, `diag` and
+//! `bench` hold the rest, `error` maps every failure, `value` puts qctl's
+//! values on the wire.
+
+mod bench;
+pub mod connect;
+mod diag;
+mod enqueue;
+mod error;
+mod plan;
+mod stats;
+mod value;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use postgres::types::ToSql;
+use postgres::{Client, Statement};
+
+use self::connect::ConnInfo;
+use self::error::{ErrorContext, db_message, pg_error};
+use self::value::{PgBind, PgValue};
+use super::{Access, Backend, ConnectOptions, IndexState, SqlLog, TableSize, TxMode};
+use crate::error::QctlError;
+use crate::interrupt::CancelGuard;
+use crate::layout::{Concept, Ident, Layout, TimeEncoding};
+use crate::sql::ddl::{IndexSpec, table_ddl};
+use crate::sql::dialect::POSTGRES;
+use crate::sql::schema::{CatalogColumn, ColumnKind, QueueTable, TimeRepr};
+use crate::sql::time::MILLIS_ABOVE;
+use crate::sql::{Bind, Row, Stmt, Value};
+use crate::target::PostgresTarget;
+
+pub struct PostgresBackend {
+    client: Client,
+    /// The URL or keyword string as given, to open more connections.
+    conninfo: String,
+    table: QueueTable,
+    info: ConnInfo,
+    options: ConnectOptions,
+    log: SqlLog,
+    cx: ErrorContext,
+    /// Statements prepared on this connection, by their SQL.
+    prepared: HashMap<String, Statement>,
+    /// Whether the table existed when qctl connected.
+    table_exists: bool,
+    _cancel_on_interrupt: CancelGuard,
+}
+
+impl PostgresBackend {
+    pub fn open(target: &PostgresTarget, layout: Layout, options: &ConnectOptions) -> Result<Self> {
+        let info = ConnInfo::parse(&target.conninfo)?;
+        let (client, canceller) = connect::connect_cancellable(&info, options.connect_timeout)?;
+        let on_interrupt = crate::interrupt::on_interrupt(move || canceller.cancel());
+        let mut backend = PostgresBackend {
+            client,
+            conninfo: target.conninfo.clone(),
+            table: QueueTable::planned(&layout, &POSTGRES),
+            info,
+            options: options.clone(),
+            log: options.sql_log.clone(),
+            cx: ErrorContext {
+                table: layout.table.to_string(),
+                statement_timeout: options.statement_timeout,
+                busy_timeout: options.busy_timeout,
+            },
+            prepared: HashMap::new(),
+            table_exists: false,
+            _cancel_on_interrupt: on_interrupt,
+        };
+        let read_only = matches!(
+            options.access,
+            Access::Read | Access::Print | Access::Inspect
+        );
+        let setup = format!(
+            "SET TimeZone = 'UTC'; SET statement_timeout = {}; SET lock_timeout = {}; \
+             SET default_transaction_isolation = 'read committed'; \
+             SET default_transaction_read_only = {}",
+            options.statement_timeout.as_millis(),
+            lock_timeout_ms(options.busy_timeout),
+            if read_only { "on" } else { "off" }
+        );
+        backend.batch(&setup)?;
+        backend.load_table(layout)?;
+        if !backend.table_exists && matches!(options.access, Access::Read | Access::Write) {
+            return Err(QctlError::MissingTable {
+                table: backend.table.layout.table.to_string(),
+                url: format!("postgres {}", backend.info.describe()),
+            }
+            .into());
+        }
+        Ok(backend)
+    }
+
+    /// Reads the table's columns from the catalog and resolves the layout
+    /// against them.
+    fn load_table(&mut self, layout: Layout) -> Result<()> {
+        let stmt = Stmt {
+            sql: "SELECT a.attname::text, format_type(a.atttypid, a.atttypmod), a.attnotnull, \
+                  a.atthasdef, a.attgenerated <> '', t.typtype::text \
+                  FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid \
+                  WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped \
+                  ORDER BY a.attnum"
+                .into(),
+            binds: vec![Bind::Text(POSTGRES.table(&layout.table))],
+        };
+        let rows = self.query(&stmt)?;
+        self.table_exists = !rows.is_empty();
+        if !self.table_exists {
+            self.table = QueueTable::planned(&layout, &POSTGRES);
+            return Ok(());
+        }
+        let catalog: Vec<CatalogColumn> = rows
+            .into_iter()
+            .map(|row| {
+                let mut row = row.into_iter();
+                let name = row.next().and_then(Value::into_text).unwrap_or_default();
+                let ty = row.next().and_then(Value::into_text).unwrap_or_default();
+                let not_null = row.next().and_then(|v| v.as_bool()).unwrap_or(false);
+                let has_default = row.next().and_then(|v| v.as_bool()).unwrap_or(false);
+                let generated = row.next().and_then(|v| v.as_bool()).unwrap_or(false);
+                let typtype = row.next().and_then(Value::into_text).unwrap_or_default();
+                CatalogColumn {
+                    kind: classify(&ty, &typtype),
+                    name,
+                    nullable: !not_null,
+                    default: has_default.then(|| "DEFAULT".to_string()),
+                    generated,
+                    primary_key: false,
+                }
+            })
+            .collect();
+        let mut table = QueueTable::resolve(layout, &POSTGRES, &catalog)?;
+        // Times in a bigint: seconds or milliseconds, as configured or as
+        // a stored value says.
+        let epoch: Vec<Concept> = Concept::ALL
+            .into_iter()
+            .filter(|c| c.is_time() && table.col(*c).is_some_and(|col| col.kind == ColumnKind::Int))
+            .collect();
+        for concept in epoch {
+            let repr = match table.layout.time {
+                Some(TimeEncoding::UnixMs) => TimeRepr::EpochMillis,
+                Some(_) => TimeRepr::EpochSeconds,
+                None => {
+                    let column = table.must(concept);
+                    let sample = self.query(&Stmt::plain(format!(
+                        "SELECT {column} FROM {} WHERE {column} IS NOT NULL AND {column} <> 0 LIMIT 1",
+                        table.table()
+                    )))?;
+                    match crate::engine::first_int(&sample) {
+                        n if n.abs() > MILLIS_ABOVE => TimeRepr::EpochMillis,
+                        _ => TimeRepr::EpochSeconds,
+                    }
+                }
+            };
+            table.set_time_repr(concept, repr);
+        }
+        for (concept, ident) in &table.absent {
+            self.log.finish(
+                self.log.start(),
+                &format!(
+                    "-- table {} has no column {ident}: the layout's {} column is left out",
+                    table.layout.table,
+                    concept.key()
+                ),
+                "",
+            );
+        }
+        self.table = table;
+        Ok(())
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<()> {
+        let started = self.log.start();
+        let result = self.client.batch_execute(sql);
+        self.log.finish(started, sql, "");
+        result.map_err(|e| pg_error(e, &self.cx))
+    }
+
+    fn prepare(&mut self, sql: &str) -> Result<Statement> {
+        if let Some(statement) = self.prepared.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self
+            .client
+            .prepare(sql)
+            .map_err(|e| pg_error(e, &self.cx))?;
+        self.prepared.insert(sql.to_string(), statement.clone());
+        Ok(statement)
+    }
+
+    /// Builds an index without blocking writers: CONCURRENTLY, bounded by
+    /// --index-timeout (the whole build) and --busy-timeout (each wait for
+    /// a transaction that started before it), after dropping an invalid
+    /// leftover of an earlier build. A build that fails or is cancelled
+    /// (Ctrl-C) leaves an INVALID index, which is dropped before qctl
+    /// exits.
+    fn build_index(&mut self, spec: &IndexSpec) -> Result<()> {
+        if let IndexState::Invalid(qualified) = self.index_state(&spec.name)? {
+            self.drop_index(&qualified)?;
+        }
+        let ddl = spec.create_sql(&self.table, true);
+        let _cleanup = crate::interrupt::cleanup_section();
+        self.batch(&format!(
+            "SET statement_timeout = {}",
+            self.options.index_timeout.as_millis()
+        ))?;
+        let built = self.batch(&ddl).map_err(|err| {
+            if err
+                .downcast_ref::<QctlError>()
+                .is_some_and(|e| matches!(e, QctlError::StatementTimeout { .. }))
+            {
+                anyhow::anyhow!(
+                    "building index {} took longer than --index-timeout ({}): raise it for a big \
+                     table",
+                    spec.name,
+                    crate::duration::format_duration(self.options.index_timeout)
+                )
+            } else {
+                err
+            }
+        });
+        let restore = format!(
+            "SET statement_timeout = {}",
+            self.options.statement_timeout.as_millis()
+        );
+        let restored = self.batch(&restore);
+        if let Err(err) = built {
+            let leftover = match self.index_state(&spec.name) {
+                Ok(IndexState::Invalid(qualified)) => match self.drop_index(&qualified) {
+                    Ok(()) => format!("the unfinished index {qualified} was dropped"),
+                    Err(drop_err) => format!(
+                        "the unfinished index {qualified} is INVALID and could not be dropped \
+                         ({drop_err:#}): the next `qctl init` or `explain-claim --apply` drops \
+                         it, or run DROP INDEX CONCURRENTLY {qualified}"
+                    ),
+                },
+                _ => "no index was left behind".to_string(),
+            };
+            return Err(err.context(format!("creating index {} failed; {leftover}", spec.name)));
+        }
+        restored?;
+        if let IndexState::Invalid(qualified) = self.index_state(&spec.name)? {
+            return Err(anyhow::anyhow!(
+                "index {qualified} was built but is invalid; drop it and retry"
+            ));
+        }
+        Ok(())
+    }
+
+    fn drop_index(&mut self, qualified: &str) -> Result<()> {
+        // The name comes from the catalog (regclass text, quoted as
+        // needed).
+        self.batch(&format!("DROP INDEX CONCURRENTLY IF EXISTS {qualified}"))
+    }
+
+    fn info_conninfo(&self) -> String {
+        self.conninfo.clone()
+    }
+
+    fn server_version(&mut self) -> Result<i64> {
+        let rows = self.query(&Stmt::plain(
+            "SELECT current_setting('server_version_num')::int4",
+        ))?;
+        Ok(crate::engine::first_int(&rows))
+    }
+}
+
+/// lock_timeout = 0 waits forever; --busy-timeout 0s means "do not
+/// wait", so it becomes the smallest wait there is.
+fn lock_timeout_ms(busy: Duration) -> u128 {
+    busy.as_millis().max(1)
+}
+
+/// A column's kind from `format_type` and `typtype`.
+fn classify(ty: &str, typtype: &str) -> ColumnKind {
+    let base = ty.split('(').next().unwrap_or(ty).trim();
+    match base {
+        "bigint" | "integer" | "smallint" => ColumnKind::Int,
+        "real" | "double precision" | "numeric" => ColumnKind::Float,
+        "boolean" => ColumnKind::Bool,
+        "text" | "character varying" | "character" | "name" | "citext" => ColumnKind::Text,
+        "uuid" => ColumnKind::Uuid,
+        "json" => ColumnKind::Json,
+        "jsonb" => ColumnKind::Jsonb,
+        "bytea" => ColumnKind::Bytes,
+        "text[]" | "character varying[]" => ColumnKind::TextArray,
+        "timestamp with time zone" => ColumnKind::Time(TimeRepr::Timestamptz),
+        "timestamp without time zone" => ColumnKind::Time(TimeRepr::Timestamp),
+        _ if typtype == "e" => ColumnKind::Enum(ty.to_string()),
+        _ => ColumnKind::Other(ty.to_string()),
+    }
+}
+
+impl Backend for PostgresBackend {
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn table(&self) -> &QueueTable {
+        &self.table
+    }
+
+    fn begin(&mut self, mode: TxMode) -> Result<()> {
+        self.batch(match mode {
+            TxMode::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+            TxMode::Write => "BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE",
+        })
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        self.batch("COMMIT")
+    }
+
+    fn rollback(&mut self) -> Result<()> {
+        self.batch("ROLLBACK")
+    }
+
+    fn query(&mut self, stmt: &Stmt) -> Result<Vec<Row>> {
+        let prepared = self.prepare(&stmt.sql)?;
+        let binds: Vec<PgBind<'_>> = stmt.binds.iter().map(PgBind).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            binds.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
+        let started = self.log.start();
+        let rows = self
+            .client
+            .query(&prepared, &refs)
+            .map_err(|e| pg_error(e, &self.cx))?;
+        self.log
+            .finish(started, &stmt.sql, &format!(", {} rows", rows.len()));
+        rows.iter()
+            .map(|row| {
+                (0..row.len())
+                    .map(|i| {
+                        row.try_get::<_, PgValue>(i)
+                            .map(|v| v.0)
+                            .map_err(|e| anyhow::anyhow!("cannot read column {i}: {e}"))
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn execute(&mut self, stmt: &Stmt) -> Result<u64> {
+        let prepared = self.prepare(&stmt.sql)?;
+        let binds: Vec<PgBind<'_>> = stmt.binds.iter().map(PgBind).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            binds.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
+        let started = self.log.start();
+        let n = self
+            .client
+            .execute(&prepared, &refs)
+            .map_err(|e| pg_error(e, &self.cx))?;
+        self.log.finish(started, &stmt.sql, &format!(", {n} rows"));
+        Ok(n)
+    }
+
+    fn clock(&mut self) -> Result<DateTime<Utc>> {
+        let rows = self.query(&Stmt::plain("SELECT now()"))?;
+        match rows.into_iter().next().and_then(|r| r.into_iter().next()) {
+            Some(Value::Time(now)) => Ok(now),
+            _ => Ok(Utc::now()),
+        }
+    }
+
+    fn init_statements(&self) -> Vec<String> {
+        // An existing (maybe busy) table gets its indexes without
+        // blocking writes.
+        let concurrently = self.table_exists;
+        vec![
+            table_ddl(&self.table),
+            IndexSpec::claim(&self.table).create_sql(&self.table, concurrently),
+            IndexSpec::state(&self.table).create_sql(&self.table, concurrently),
+        ]
+    }
+
+    fn init(&mut self) -> Result<()> {
+        if self.table_exists {
+            // One index at a time, CONCURRENTLY, outside any transaction.
+            for spec in [IndexSpec::claim(&self.table), IndexSpec::state(&self.table)] {
+                self.build_index(&spec)?;
+            }
+        } else {
+            // A new table: all or nothing, in one transaction.
+            let statements = self.init_statements();
+            crate::engine::in_tx(self, TxMode::Write, true, |b| {
+                for statement in &statements {
+                    b.batch(statement)?;
+                }
+                Ok(())
+            })
+            .context("init failed on PostgreSQL")?;
+        }
+        self.prepared.clear();
+        let layout = self.table.layout.clone();
+        self.load_table(layout)
+    }
+
+    fn enqueue(
+        &mut self,
+        jobs: &mut dyn Iterator<Item = Result<crate::model::NewJob>>,
+        return_ids: bool,
+    ) -> Result<crate::model::EnqueueOutcome> {
+        enqueue::enqueue(self, jobs, return_ids)
+    }
+
+    fn done_counts(&mut self, exact: bool, not_done: i64) -> Result<crate::engine::DoneCounts> {
+        stats::done_counts(self, exact, not_done)
+    }
+
+    fn table_size(&mut self) -> Result<TableSize> {
+        stats::table_size(self)
+    }
+
+    fn plan(&mut self, stmt: &Stmt, how: super::PlanHow) -> Result<super::Plan> {
+        plan::plan(self, stmt, how)
+    }
+
+    fn can_force_plans(&self) -> bool {
+        true
+    }
+
+    fn guess_binds(
+        &mut self,
+        sql: &str,
+        queue: Option<&str>,
+    ) -> Result<(Vec<Bind>, Vec<crate::explain::PlanFinding>)> {
+        plan::guess_binds(self, sql, queue)
+    }
+
+    fn index_state(&mut self, name: &Ident) -> Result<IndexState> {
+        let stmt = Stmt {
+            sql: "SELECT i.indexrelid::regclass::text, i.indisvalid FROM pg_index i \
+                  JOIN pg_class c ON c.oid = i.indexrelid \
+                  WHERE i.indrelid = to_regclass($1) AND c.relname = $2"
+                .into(),
+            binds: vec![Bind::Text(self.table.table()), Bind::Text(name.to_string())],
+        };
+        let row = self.query(&stmt)?.into_iter().next();
+        Ok(match row {
+            None => IndexState::Missing,
+            Some(row) => match row.get(1).and_then(Value::as_bool) {
+                Some(true) => IndexState::Valid,
+                _ => IndexState::Invalid(row[0].clone().into_text().unwrap_or_default()),
+            },
+        })
+    }
+
+    fn create_indexes(&mut self, specs: &[IndexSpec]) -> Result<()> {
+        for spec in specs {
+            self.build_index(spec)?;
+        }
+        let analyze = format!("ANALYZE {}", self.table.table());
+        self.batch(&analyze)
+    }
+
+    fn blocked(&mut self) -> Result<crate::model::BlockedReport> {
+        diag::blocked(self)
+    }
+
+    fn supports_advisory_locks(&self) -> bool {
+        true
+    }
+
+    fn locks(&mut self, key: Option<crate::request::LockKey>) -> Result<crate::model::LocksReport> {
+        diag::locks(self, key)
+    }
+
+    fn bench(
+        &mut self,
+        request: &crate::request::BenchRequest,
+    ) -> Result<crate::model::BenchReport> {
+        bench::bench(self, request)
+    }
+
+    fn reap_lock(&mut self, wait: bool) -> Result<Option<Box<dyn std::any::Any>>> {
+        Ok(Some(Box::new(ReapLock::take(self, wait)?)))
+    }
+}
+
+/// The per-table reap lock: a transaction-level advisory lock held on its
+/// own connection until dropped, so it is released even if qctl dies.
+struct ReapLock {
+    client: Client,
+}
+
+impl ReapLock {
+    fn take(b: &PostgresBackend, wait: bool) -> Result<ReapLock> {
+        let mut client = connect::connect(&b.info, b.options.connect_timeout)?;
+        // Keyed on the table's oid, so `jobs` and `public.jobs` are one
+        // lock; the connection may sit idle in its transaction for the
+        // whole reap without a server timeout ending it.
+        let key = "hashtextextended('qctl.reap.' || to_regclass($1)::oid::text, 0)";
+        client
+            .batch_execute(
+                "SET lock_timeout = 0; SET idle_in_transaction_session_timeout = 0; BEGIN",
+            )
+            .context("cannot start the reap lock transaction")?;
+        let take = if wait {
+            "pg_advisory_xact_lock"
+        } else {
+            "pg_try_advisory_xact_lock"
+        };
+        let row = client
+            .query_one(&format!("SELECT {take}({key})::text"), &[&b.table.table()])
+            .map_err(|e| anyhow::anyhow!("cannot take the reap lock: {}", db_message(&e)))?;
+        // pg_advisory_xact_lock returns void (empty text), the try form a bool.
+        if !wait && row.get::<_, String>(0) != "true" {
+            return Err(QctlError::AnotherReap {
+                table: b.table.layout.table.to_string(),
+            }
+            .into());
+        }
+        Ok(ReapLock { client })
+    }
+}
+
+impl Drop for ReapLock {
+    fn drop(&mut self) {
+        let _ = self.client.batch_execute("COMMIT");
+    }
+}

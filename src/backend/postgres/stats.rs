@@ -1,0 +1,167 @@
+//! Counting finished jobs on PostgreSQL without reading them all: the
+//! table's live-row count from the statistics, less the exact backlog,
+//! split between queues by a block sample; counted exactly when the table
+//! is small or its statistics are stale.
+
+use anyhow::Result;
+
+use super::PostgresBackend;
+use crate::backend::{Backend, TableSize};
+use crate::engine::DoneCounts;
+use crate::layout::Status;
+use crate::sql::queue::QueueSql;
+use crate::sql::{Bind, Stmt, Value};
+
+/// Below this many rows finished counts are exact.
+const EXACT_COUNT_LIMIT: f64 = 200_000.0;
+/// With stale statistics, tables up to this many rows are counted exactly
+/// rather than estimated from numbers that may be far off.
+const STALE_EXACT_LIMIT: f64 = 2_000_000.0;
+/// Rows a TABLESAMPLE for the per-queue split of finished jobs aims at.
+const SAMPLE_ROWS: f64 = 20_000.0;
+
+/// What the statistics say of the table's size.
+struct Sizes {
+    /// The planner's estimate: reltuples scaled to the current pages, as
+    /// the planner itself does; `None` when never analyzed.
+    planner: Option<f64>,
+    /// The statistics collector's live rows, kept current by every
+    /// committed insert and delete.
+    live: f64,
+    /// Rows changed since the last ANALYZE.
+    changed: f64,
+    analyzed: bool,
+}
+
+fn sizes(b: &mut PostgresBackend) -> Result<Sizes> {
+    let stmt = Stmt {
+        sql: "SELECT c.reltuples::float8, c.relpages::float8, \
+              (pg_relation_size(c.oid) / current_setting('block_size')::int)::float8, \
+              coalesce(s.n_live_tup, 0)::float8, coalesce(s.n_mod_since_analyze, 0)::float8, \
+              coalesce(s.last_analyze, s.last_autoanalyze) IS NOT NULL \
+              FROM pg_class c LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid \
+              WHERE c.oid = to_regclass($1)"
+            .into(),
+        binds: vec![Bind::Text(b.table.table())],
+    };
+    let row = b.query(&stmt)?.into_iter().next().unwrap_or_default();
+    let f = |i: usize| row.get(i).and_then(Value::as_f64).unwrap_or(0.0);
+    let (reltuples, relpages, pages) = (f(0), f(1), f(2));
+    let analyzed = row.get(5).and_then(Value::as_bool).unwrap_or(false) && reltuples >= 0.0;
+    let planner = (reltuples >= 0.0).then(|| {
+        if relpages > 0.0 {
+            reltuples / relpages * pages
+        } else {
+            reltuples
+        }
+    });
+    Ok(Sizes {
+        planner,
+        live: f(3),
+        changed: f(4),
+        analyzed,
+    })
+}
+
+pub fn table_size(b: &mut PostgresBackend) -> Result<TableSize> {
+    let sizes = sizes(b)?;
+    Ok(TableSize {
+        rows: sizes.planner.unwrap_or(sizes.live).max(0.0),
+        analyzed: sizes.analyzed,
+    })
+}
+
+pub fn done_counts(b: &mut PostgresBackend, exact: bool, not_done: i64) -> Result<DoneCounts> {
+    let (exact_sql, done_filter) = {
+        let q = QueueSql::new(&b.table, chrono::Utc::now());
+        (q.state_counts(Status::Done), q.state(Status::Done))
+    };
+    let (Some(exact_sql), Some(done_filter)) = (exact_sql, done_filter) else {
+        return Ok(DoneCounts {
+            by_queue: Vec::new(),
+            estimated: false,
+            note: None,
+        });
+    };
+    let count_exactly = |b: &mut PostgresBackend| -> Result<Vec<(Option<String>, i64)>> {
+        Ok(b.query(&exact_sql)?.into_iter().map(queue_count).collect())
+    };
+    if exact {
+        return Ok(DoneCounts {
+            by_queue: count_exactly(b)?,
+            estimated: false,
+            note: None,
+        });
+    }
+    let sizes = sizes(b)?;
+    // Statistics are stale when the table was never analyzed, or when
+    // more than a tenth of it changed since (a bulk load with autovacuum
+    // off or not yet run): reltuples may then be far off.
+    let stale = match sizes.planner {
+        None => true,
+        Some(planner) => sizes.changed > 0.1 * planner.max(1_000.0),
+    };
+    // The collector's live count follows inserts and deletes as they
+    // commit; it is lost only when the statistics are reset.
+    let rows = if sizes.live > 0.0 {
+        sizes.live
+    } else {
+        sizes.planner.unwrap_or(0.0)
+    };
+    if rows <= EXACT_COUNT_LIMIT || (stale && rows <= STALE_EXACT_LIMIT) {
+        return Ok(DoneCounts {
+            by_queue: count_exactly(b)?,
+            estimated: false,
+            note: None,
+        });
+    }
+    let note = stale.then(|| {
+        format!(
+            "the statistics of {} are stale ({:.0} rows changed since the last ANALYZE): the \
+             finished count is an estimate that may be off; --exact counts, ANALYZE refreshes",
+            b.table.layout.table, sizes.changed
+        )
+    });
+    let total_done = (rows as i64 - not_done).max(0);
+    let percent = (SAMPLE_ROWS / rows * 100.0).clamp(0.01, 100.0);
+    let queue = b
+        .table
+        .q(crate::layout::Concept::Queue)
+        .map_or("NULL::text".to_string(), |q| format!("{q}::text"));
+    let sample_sql = format!(
+        "SELECT {queue}, count(*) FROM {} TABLESAMPLE SYSTEM ({percent}) WHERE {done_filter} GROUP BY 1",
+        b.table.table()
+    );
+    let sample: Vec<(Option<String>, i64)> = b
+        .query(&Stmt::plain(sample_sql))?
+        .into_iter()
+        .map(queue_count)
+        .collect();
+    let sampled: i64 = sample.iter().map(|(_, n)| n).sum();
+    let by_queue = if sampled == 0 {
+        vec![(None, total_done)]
+    } else {
+        sample
+            .into_iter()
+            .map(|(queue, n)| {
+                (
+                    queue,
+                    (total_done as f64 * n as f64 / sampled as f64).round() as i64,
+                )
+            })
+            .collect()
+    };
+    Ok(DoneCounts {
+        by_queue,
+        estimated: true,
+        note,
+    })
+}
+
+fn queue_count(row: Vec<Value>) -> (Option<String>, i64) {
+    let mut row = row.into_iter();
+    (
+        row.next().and_then(Value::into_text),
+        row.next().and_then(|v| v.as_i64()).unwrap_or(0),
+    )
+}

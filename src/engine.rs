@@ -1,0 +1,566 @@
+//! The queue operations, written once for every database: claim, the
+//! fenced finish, retry, reap and purge in batches, list, show and the
+//! counts behind stats. Each runs the statements the SQL core builds
+//! through a [`Backend`], choosing one statement or a short transaction
+//! by what the dialect can do, never by which database it is.
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+
+use crate::backend::{Backend, TxMode};
+use crate::error::QctlError;
+use crate::layout::{Concept, Status};
+use crate::model::{
+    Counts, EnqueueOutcome, FinishOutcome, Job, JobId, NewJob, PurgeOutcome, ReapOutcome,
+    ReapedJob, RetryOutcome, Stats,
+};
+use crate::request::{
+    ClaimRequest, FinishRequest, ListRequest, PurgeRequest, ReapRequest, RetrySelection,
+    StatsRequest,
+};
+use crate::sql::dialect::LockMode;
+use crate::sql::queue::{QueueSql, job_id};
+use crate::sql::{Row, Stmt, Value};
+
+/// Runs `work` in a transaction: committed when it succeeds, rolled back
+/// when it fails (or, with `keep` false, always: a dry run).
+pub fn in_tx<B: Backend + ?Sized, T>(
+    b: &mut B,
+    mode: TxMode,
+    keep: bool,
+    work: impl FnOnce(&mut B) -> Result<T>,
+) -> Result<T> {
+    b.begin(mode)?;
+    match work(b) {
+        Ok(value) if keep => {
+            b.commit()?;
+            Ok(value)
+        }
+        Ok(value) => {
+            b.rollback()?;
+            Ok(value)
+        }
+        Err(err) => {
+            // The error that stopped the work matters more than a failed
+            // rollback (a lost connection rolls back anyway).
+            let _ = b.rollback();
+            Err(err)
+        }
+    }
+}
+
+/// Runs one write statement safely on its own: alone where the dialect
+/// allows, else in a short write transaction.
+fn write_query<B: Backend + ?Sized>(b: &mut B, stmt: &Stmt) -> Result<Vec<Row>> {
+    if b.table().dialect.lone_statement_safe {
+        b.query(stmt)
+    } else {
+        in_tx(b, TxMode::Write, true, |b| b.query(stmt))
+    }
+}
+
+fn sql<B: Backend + ?Sized>(b: &B) -> QueueSql<'_> {
+    QueueSql::new(b.table(), Utc::now())
+}
+
+pub fn show<B: Backend + ?Sized>(b: &mut B, id: &JobId) -> Result<Job> {
+    find(b, id)?.ok_or_else(|| no_such_job(b, id))
+}
+
+fn find<B: Backend + ?Sized>(b: &mut B, id: &JobId) -> Result<Option<Job>> {
+    let (stmt, select) = {
+        let q = sql(b);
+        (q.show(id), q.job_select())
+    };
+    let row = b.query(&stmt)?.into_iter().next();
+    Ok(row.map(|row| sql(b).decode_job(&select, row)))
+}
+
+fn no_such_job<B: Backend + ?Sized>(b: &B, id: &JobId) -> anyhow::Error {
+    QctlError::NoSuchJob {
+        id: id.to_string(),
+        table: b.table().layout.table.to_string(),
+    }
+    .into()
+}
+
+pub fn list<B: Backend + ?Sized>(b: &mut B, request: &ListRequest) -> Result<Vec<Job>> {
+    let (stmt, select) = {
+        let q = sql(b);
+        (q.list(request)?, q.job_select())
+    };
+    let rows = in_tx(b, TxMode::Read, true, |b| b.query(&stmt))?;
+    let q = sql(b);
+    Ok(rows.into_iter().map(|r| q.decode_job(&select, r)).collect())
+}
+
+/// Claims the next ready job: one statement where the dialect returns
+/// updated rows, else pick-and-update in one short transaction.
+pub fn claim<B: Backend + ?Sized>(
+    b: &mut B,
+    request: &ClaimRequest,
+    lock: LockMode,
+) -> Result<Option<Job>> {
+    let select = sql(b).job_select();
+    if b.table().dialect.update_returning {
+        let stmt = sql(b).claim(request, lock)?;
+        let row = write_query(b, &stmt)?.into_iter().next();
+        return Ok(row.map(|row| sql(b).decode_job(&select, row)));
+    }
+    let pick = sql(b).claim_pick(request, lock)?;
+    in_tx(b, TxMode::Write, true, |b| {
+        let Some(id) = b
+            .query(&pick)?
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next())
+        else {
+            return Ok(None);
+        };
+        let apply = sql(b).claim_apply(request, &id)?;
+        b.execute(&apply)?;
+        find(b, &job_id(id))
+    })
+}
+
+/// Finishes a job only while the worker still holds it, in one fenced
+/// statement; when nothing changed, says why from the job as it is now.
+pub fn finish<B: Backend + ?Sized>(b: &mut B, request: &FinishRequest) -> Result<FinishOutcome> {
+    if request.fence.is_some() && b.table().layout.fence().is_none() {
+        b.table()
+            .layout
+            .require(Concept::Attempts, "--fence compares with")?;
+    }
+    let stmt = sql(b).finish(request)?;
+    let select = sql(b).job_select();
+    let returning = b.table().dialect.update_returning;
+    let outcome = in_tx(b, TxMode::Write, true, |b| {
+        let finished = if returning {
+            b.query(&stmt)?
+                .into_iter()
+                .next()
+                .map(|row| sql(b).decode_job(&select, row))
+        } else if b.execute(&stmt)? == 1 {
+            find(b, &request.id)?
+        } else {
+            None
+        };
+        match finished {
+            Some(job) => Ok(FinishOutcome::Finished(job)),
+            None => Ok(FinishOutcome::NotHeld(
+                find(b, &request.id)?.ok_or_else(|| no_such_job(b, &request.id))?,
+            )),
+        }
+    })?;
+    Ok(outcome)
+}
+
+/// Puts dead-lettered jobs back to pending: the listed ones all or none,
+/// or every one in batches.
+pub fn retry<B: Backend + ?Sized>(
+    b: &mut B,
+    selection: &RetrySelection,
+    batch_size: u64,
+) -> Result<RetryOutcome> {
+    let mut ids = Vec::new();
+    match selection {
+        RetrySelection::Ids(wanted) => {
+            let failed_values: Vec<String> = b.table().layout.statuses.all(Status::Failed).to_vec();
+            in_tx(b, TxMode::Write, true, |b| {
+                for id in wanted {
+                    let stmt = sql(b).status_of(id);
+                    let stored = b
+                        .query(&stmt)?
+                        .into_iter()
+                        .next()
+                        .ok_or_else(|| no_such_job(b, id))?
+                        .into_iter()
+                        .next()
+                        .and_then(Value::into_text)
+                        .unwrap_or_default();
+                    if !failed_values.contains(&stored) {
+                        let name = b.table().layout.statuses.name_of(stored);
+                        return Err(QctlError::usage(format!(
+                            "job {id} is {name}, not failed; retry takes dead-lettered jobs only \
+                             (nothing was changed)"
+                        )));
+                    }
+                }
+                if !wanted.is_empty() {
+                    let stmt = sql(b).retry_ids(wanted)?;
+                    b.execute(&stmt)?;
+                }
+                Ok(())
+            })?;
+            ids.extend(wanted.iter().cloned());
+        }
+        RetrySelection::All { queue } => loop {
+            let batch = if b.table().dialect.update_returning && b.table().dialect.self_subquery {
+                let stmt = sql(b).retry_batch(queue.as_deref(), batch_size)?;
+                write_query(b, &stmt).map(|rows| {
+                    rows.into_iter()
+                        .filter_map(|r| r.into_iter().next())
+                        .collect::<Vec<_>>()
+                })
+            } else {
+                let pick = sql(b).retry_pick(queue.as_deref(), batch_size)?;
+                in_tx(b, TxMode::Write, true, |b| {
+                    let picked: Vec<Value> = b
+                        .query(&pick)?
+                        .into_iter()
+                        .filter_map(|r| r.into_iter().next())
+                        .collect();
+                    if !picked.is_empty() {
+                        let apply = sql(b).retry_apply(&picked)?;
+                        b.execute(&apply)?;
+                    }
+                    Ok(picked)
+                })
+            }
+            .map_err(|e| stopped_after(e, ids.len() as u64, "retried"))?;
+            if batch.is_empty() {
+                break;
+            }
+            ids.extend(batch.into_iter().map(job_id));
+        },
+    }
+    Ok(RetryOutcome {
+        retried: ids.len() as u64,
+        ids,
+    })
+}
+
+/// Requeues stale running jobs with attempts left and dead-letters the
+/// rest, in batches that each commit (so workers' claims are never held
+/// up for long), deciding each job's fate in SQL. A dry run runs the very
+/// same batches in one transaction and rolls it back, so what it reports
+/// is what a real run does. `each` sees every reaped job as its batch
+/// commits; the outcome keeps the counts and the first `show` jobs.
+pub fn reap<B: Backend + ?Sized>(
+    b: &mut B,
+    request: &ReapRequest,
+    each: &mut dyn FnMut(&ReapedJob) -> Result<()>,
+) -> Result<ReapOutcome> {
+    let stale_concept = match request.rule {
+        crate::request::StaleRule::Lease => Concept::LockedUntil,
+        crate::request::StaleRule::LockAge(_) => Concept::LockedAt,
+    };
+    // Builds the statements first: a layout that cannot reap says so
+    // before anything is locked.
+    sql(b).reap_pick(request)?;
+    b.check_times(stale_concept, Status::Running)?;
+    let mut outcome = ReapOutcome::new(request.dry_run, request.show);
+    if request.dry_run {
+        in_tx(b, TxMode::Write, false, |b| {
+            while reap_batch(b, request, &mut outcome, each)? > 0 {}
+            Ok(())
+        })?;
+        return Ok(outcome);
+    }
+    let _guard = b.reap_lock(request.wait)?;
+    loop {
+        let n = in_tx(b, TxMode::Write, true, |b| {
+            reap_batch(b, request, &mut outcome, each)
+        })
+        .map_err(|e| stopped_after(e, outcome.total(), "reaped"))?;
+        if n == 0 {
+            break;
+        }
+    }
+    Ok(outcome)
+}
+
+/// One reap batch inside the caller's transaction; returns how many jobs
+/// it reaped.
+fn reap_batch<B: Backend + ?Sized>(
+    b: &mut B,
+    request: &ReapRequest,
+    outcome: &mut ReapOutcome,
+    each: &mut dyn FnMut(&ReapedJob) -> Result<()>,
+) -> Result<usize> {
+    let rows = if b.table().dialect.update_from_returning {
+        let stmt = sql(b).reap_batch(request)?;
+        b.query(&stmt)?
+    } else {
+        let pick = sql(b).reap_pick(request)?;
+        let rows = b.query(&pick)?;
+        if !rows.is_empty() {
+            let ids: Vec<Value> = rows.iter().map(|r| r[0].clone()).collect();
+            let apply = sql(b).reap_apply(request, &ids)?;
+            b.execute(&apply)?;
+        }
+        rows
+    };
+    let n = rows.len();
+    if n > 0 {
+        outcome.batches += 1;
+    }
+    let q = sql(b);
+    for row in rows {
+        let job = q.decode_reaped(row);
+        each(&job)?;
+        outcome.record(job);
+    }
+    Ok(n)
+}
+
+/// Deletes old finished jobs in batches; a dry run counts them.
+pub fn purge<B: Backend + ?Sized>(b: &mut B, request: &PurgeRequest) -> Result<PurgeOutcome> {
+    let mut outcome = PurgeOutcome {
+        dry_run: request.dry_run,
+        status: request.status.name(),
+        cutoff: Some(request.cutoff),
+        purged: 0,
+        batches: 0,
+    };
+    let count = sql(b).purge_count(request)?;
+    if let Some(concept) = b.table().layout.finished_at_concept() {
+        b.check_times(concept, request.status)?;
+    }
+    if request.dry_run {
+        let rows = in_tx(b, TxMode::Read, true, |b| b.query(&count))?;
+        outcome.purged = first_int(&rows).max(0) as u64;
+        return Ok(outcome);
+    }
+    let one_statement = b.table().dialect.self_subquery;
+    loop {
+        let deleted = if one_statement {
+            let stmt = sql(b).purge_batch(request)?;
+            if b.table().dialect.lone_statement_safe {
+                b.execute(&stmt)
+            } else {
+                in_tx(b, TxMode::Write, true, |b| b.execute(&stmt))
+            }
+        } else {
+            let pick = sql(b).purge_pick(request)?;
+            in_tx(b, TxMode::Write, true, |b| {
+                let ids: Vec<Value> = b
+                    .query(&pick)?
+                    .into_iter()
+                    .filter_map(|r| r.into_iter().next())
+                    .collect();
+                if ids.is_empty() {
+                    return Ok(0);
+                }
+                let stmt = sql(b).delete_ids(&ids);
+                b.execute(&stmt)
+            })
+        }
+        .map_err(|e| stopped_after(e, outcome.purged, "deleted"))?;
+        if deleted == 0 {
+            break;
+        }
+        outcome.purged += deleted;
+        outcome.batches += 1;
+    }
+    Ok(outcome)
+}
+
+/// Whether any pending job is left (the bench's stop condition).
+pub fn pending_exists<B: Backend + ?Sized>(b: &mut B) -> Result<bool> {
+    let state = sql(b).state_or_none(Status::Pending);
+    let stmt = Stmt::plain(format!(
+        "SELECT 1 FROM {} WHERE {state} LIMIT 1",
+        b.table().table()
+    ));
+    Ok(!b.query(&stmt)?.is_empty())
+}
+
+/// The first column of the first row as a number.
+pub fn first_int(rows: &[Row]) -> i64 {
+    rows.first()
+        .and_then(|r| r.first())
+        .and_then(Value::as_i64)
+        .unwrap_or(0)
+}
+
+/// Finished jobs: exact, or what the backend estimates on a big table.
+pub struct DoneCounts {
+    pub by_queue: Vec<(Option<String>, i64)>,
+    pub estimated: bool,
+    /// Why the estimate may be off, when the backend knows.
+    pub note: Option<String>,
+}
+
+/// Counts every state per queue in one read transaction: exact for the
+/// backlog (pending, running, failed, cancelled, unmapped values), and
+/// for finished jobs whatever the backend's `done_counts` gives.
+pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<Stats> {
+    use std::collections::BTreeMap;
+    let blank = Counts {
+        stale: request.stale.map(|_| 0),
+        ..Counts::default()
+    };
+    let now = Utc::now();
+    let (pending, running, failed, cancelled, distinct, oldest_concept) = {
+        let q = QueueSql::new(b.table(), now);
+        (
+            q.pending_counts(),
+            q.running_counts(request.stale)?,
+            q.state_counts(Status::Failed),
+            q.state_counts(Status::Cancelled),
+            q.distinct_statuses(),
+            q.oldest_concept(),
+        )
+    };
+    let oldest_repr = b.table().time_repr(oldest_concept);
+    let mapped: Vec<String> = b
+        .table()
+        .layout
+        .statuses
+        .mapped()
+        .map(String::from)
+        .collect();
+    let exact = request.exact;
+    let (by_queue, done) = in_tx(b, TxMode::Read, true, |b| {
+        let mut by_queue: BTreeMap<Option<String>, Counts> = BTreeMap::new();
+        let clock = b.clock()?;
+        fn entry<'m>(
+            map: &'m mut BTreeMap<Option<String>, Counts>,
+            queue: Option<String>,
+            blank: &Counts,
+        ) -> &'m mut Counts {
+            map.entry(queue).or_insert_with(|| blank.clone())
+        }
+        if let Some(stmt) = &pending {
+            for row in b.query(stmt)? {
+                let mut row = row.into_iter();
+                let queue = row.next().and_then(Value::into_text);
+                let counts = entry(&mut by_queue, queue, &blank);
+                counts.pending = row.next().and_then(|v| v.as_i64()).unwrap_or(0);
+                counts.ready = row.next().and_then(|v| v.as_i64()).unwrap_or(0);
+                counts.scheduled = counts.pending - counts.ready;
+                counts.oldest_ready_age_seconds = row
+                    .next()
+                    .and_then(|v| crate::sql::time::decode(&v, oldest_repr))
+                    .map(|t| age_seconds(clock, t));
+            }
+        }
+        if let Some(stmt) = &running {
+            for row in b.query(stmt)? {
+                let mut row = row.into_iter();
+                let queue = row.next().and_then(Value::into_text);
+                let counts = entry(&mut by_queue, queue, &blank);
+                counts.running = row.next().and_then(|v| v.as_i64()).unwrap_or(0);
+                let stale = row.next().and_then(|v| v.as_i64()).unwrap_or(0);
+                counts.stale = counts.stale.map(|_| stale);
+            }
+        }
+        for (stmt, field) in [(&failed, 0), (&cancelled, 1)] {
+            let Some(stmt) = stmt else { continue };
+            for row in b.query(stmt)? {
+                let mut row = row.into_iter();
+                let queue = row.next().and_then(Value::into_text);
+                let n = row.next().and_then(|v| v.as_i64()).unwrap_or(0);
+                let counts = entry(&mut by_queue, queue, &blank);
+                if field == 0 {
+                    counts.failed = n;
+                } else {
+                    counts.cancelled = n;
+                }
+            }
+        }
+        // Values no state claims: found with a loose index scan, then
+        // counted one by one, so nothing stored is ever dropped silently.
+        let mut unmapped: Vec<Option<String>> = b
+            .query(&distinct)?
+            .into_iter()
+            .filter_map(|r| r.into_iter().next().and_then(Value::into_text))
+            .filter(|v| !mapped.contains(v))
+            .map(Some)
+            .collect();
+        unmapped.push(None);
+        for value in unmapped {
+            let stmt = QueueSql::new(b.table(), now).value_counts(value.as_deref());
+            for row in b.query(&stmt)? {
+                let mut row = row.into_iter();
+                let queue = row.next().and_then(Value::into_text);
+                let n = row.next().and_then(|v| v.as_i64()).unwrap_or(0);
+                let counts = entry(&mut by_queue, queue, &blank);
+                counts.other += n;
+                *counts
+                    .other_values
+                    .entry(value.clone().unwrap_or_else(|| "null".into()))
+                    .or_default() += n;
+            }
+        }
+        let not_done: i64 = by_queue
+            .values()
+            .map(|c| c.pending + c.running + c.failed + c.cancelled + c.other)
+            .sum();
+        let done = b.done_counts(exact, not_done)?;
+        Ok((by_queue, done))
+    })?;
+    let mut by_queue = by_queue;
+    for (queue, n) in done.by_queue {
+        by_queue.entry(queue).or_insert_with(|| blank.clone()).done = n;
+    }
+    let mut stats = Stats::from_queues(
+        b.name(),
+        b.table().layout.table.to_string(),
+        by_queue,
+        done.estimated,
+        request.stale,
+    );
+    stats.has_cancelled = b.table().layout.statuses.has(Status::Cancelled);
+    stats.notes.extend(done.note);
+    Ok(stats)
+}
+
+fn age_seconds(now: DateTime<Utc>, then: DateTime<Utc>) -> f64 {
+    ((now - then).num_milliseconds() as f64 / 1000.0).max(0.0)
+}
+
+/// Refuses a job the layout cannot store: a queue other than `default`
+/// without a queue column, or a future due time without a run_at column.
+pub fn check_new_job(
+    table: &crate::sql::schema::QueueTable,
+    job: &NewJob,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let layout = &table.layout;
+    if layout.column(Concept::Queue).is_none() && job.queue != "default" {
+        return Err(QctlError::LayoutLacks {
+            layout: layout.preset.clone(),
+            concept: "queue",
+            needed_for: format!("a job for queue '{}' needs", job.queue),
+        }
+        .into());
+    }
+    if layout.column(Concept::RunAt).is_none() && job.run_at > now + chrono::Duration::seconds(1) {
+        return Err(QctlError::LayoutLacks {
+            layout: layout.preset.clone(),
+            concept: "run_at",
+            needed_for: "a delayed job (--run-at, --delay, run_at) needs".into(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// An error part-way through a batched command, saying what the batches
+/// before it committed: they stand, unlike exit 2's usual "nothing
+/// changed".
+pub fn stopped_after(err: anyhow::Error, done: u64, verb: &str) -> anyhow::Error {
+    if done == 0 {
+        err
+    } else {
+        err.context(format!(
+            "stopped part-way: {done} jobs were already {verb} in committed batches, and stay so"
+        ))
+    }
+}
+
+/// Adds every job or none (a backend's enqueue helper for inserting row
+/// by row in one transaction).
+pub fn enqueue_outcome(count: u64, ids: Option<Vec<JobId>>) -> EnqueueOutcome {
+    EnqueueOutcome {
+        enqueued: count,
+        ids,
+    }
+}
+
+/// Context for a failed step, naming the command.
+pub fn doing<T>(result: Result<T>, what: &str) -> Result<T> {
+    result.with_context(|| format!("{what} failed"))
+}

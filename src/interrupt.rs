@@ -1,0 +1,86 @@
+//! Ctrl-C. qctl ends with exit code 130; before it does, every statement
+//! a server is running for it is cancelled (a server keeps running a
+//! statement whose client went away until it next writes to it), and
+//! work that must clean up after a cancelled statement (an index build
+//! leaves an INVALID index behind) finishes first.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+type Cancel = Box<dyn Fn() + Send>;
+
+static CANCELS: Mutex<Vec<(usize, Cancel)>> = Mutex::new(Vec::new());
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Sections that must run to the end after a cancel (cleanups).
+static CLEANUPS: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs the Ctrl-C handler.
+pub fn install() {
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            // A second Ctrl-C: stop now.
+            std::process::exit(i32::from(crate::error::exit::INTERRUPTED));
+        }
+        eprintln!("qctl: interrupted");
+        if let Ok(cancels) = CANCELS.lock() {
+            for (_, cancel) in cancels.iter() {
+                cancel();
+            }
+        }
+        // Let a cleanup that is under way finish (bounded), then go.
+        for _ in 0..300 {
+            if CLEANUPS.load(Ordering::SeqCst) == 0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if CLEANUPS.load(Ordering::SeqCst) == 0 {
+            std::process::exit(i32::from(crate::error::exit::INTERRUPTED));
+        }
+    });
+}
+
+/// Whether Ctrl-C was pressed.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Registers how to cancel what a connection is running; unregistered
+/// when the guard drops.
+pub fn on_interrupt(cancel: impl Fn() + Send + 'static) -> CancelGuard {
+    let id = NEXT.fetch_add(1, Ordering::SeqCst);
+    if let Ok(mut cancels) = CANCELS.lock() {
+        cancels.push((id, Box::new(cancel)));
+    }
+    CancelGuard(id)
+}
+
+pub struct CancelGuard(usize);
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        if let Ok(mut cancels) = CANCELS.lock() {
+            cancels.retain(|(id, _)| *id != self.0);
+        }
+    }
+}
+
+/// Marks work that must finish even after Ctrl-C (the handler waits for
+/// it, up to 30 seconds); the process then exits with 130 when the guard
+/// drops.
+pub fn cleanup_section() -> CleanupGuard {
+    CLEANUPS.fetch_add(1, Ordering::SeqCst);
+    CleanupGuard
+}
+
+pub struct CleanupGuard;
+
+impl Drop for CleanupGuard {
+    fn drop(&mut self) {
+        if CLEANUPS.fetch_sub(1, Ordering::SeqCst) == 1 && interrupted() {
+            std::process::exit(i32::from(crate::error::exit::INTERRUPTED));
+        }
+    }
+}

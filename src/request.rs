@@ -1,0 +1,203 @@
+//! What commands ask of the queue: plain requests, resolved from the
+//! command line, that the engine and the SQL core take.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+
+use crate::layout::Status;
+use crate::model::JobId;
+
+/// Which running jobs count as stale.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StaleRule {
+    /// The lease deadline has passed.
+    Lease,
+    /// The lock is older than this.
+    LockAge(Duration),
+}
+
+impl StaleRule {
+    pub fn name(self) -> &'static str {
+        match self {
+            StaleRule::Lease => "lease",
+            StaleRule::LockAge(_) => "lock_age",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct StatsRequest {
+    pub exact: bool,
+    /// `None` when the layout cannot judge staleness (no lease column and
+    /// no `--timeout`).
+    pub stale: Option<StaleRule>,
+}
+
+/// A status filter for `list`: a state, a derived one, or the values no
+/// state claims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListStatus {
+    Is(Status),
+    Ready,
+    Scheduled,
+    Stale,
+    Other,
+}
+
+#[derive(Debug, Clone)]
+pub struct ListRequest {
+    pub queue: Option<String>,
+    pub status: Option<ListStatus>,
+    pub stale: Option<StaleRule>,
+    pub limit: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct ClaimRequest {
+    pub worker: String,
+    pub queue: Option<String>,
+    /// `None` when the layout has no lease column.
+    pub lease: Option<Duration>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Finish {
+    Complete,
+    Fail {
+        error: Option<String>,
+        retry_delay: Duration,
+        /// Dead-letter now, even with attempts left.
+        dead_letter: bool,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct FinishRequest {
+    pub id: JobId,
+    pub worker: String,
+    /// The fence token claim returned: the finish changes nothing unless
+    /// the job still carries it.
+    pub fence: Option<i64>,
+    pub finish: Finish,
+}
+
+#[derive(Debug, Clone)]
+pub enum RetrySelection {
+    Ids(Vec<JobId>),
+    All { queue: Option<String> },
+}
+
+#[derive(Debug, Clone)]
+pub struct ReapRequest {
+    pub rule: StaleRule,
+    pub queue: Option<String>,
+    pub dry_run: bool,
+    pub batch_size: u64,
+    /// Wait for another reap of the same table to finish instead of
+    /// stopping (PostgreSQL; SQLite serialises writers anyway).
+    pub wait: bool,
+    /// How many reaped jobs the report lists (the counts cover all).
+    pub show: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct PurgeRequest {
+    pub status: Status,
+    pub cutoff: DateTime<Utc>,
+    pub queue: Option<String>,
+    pub dry_run: bool,
+    pub batch_size: u64,
+}
+
+/// Which hot queries `explain-claim` checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExplainTarget {
+    Claim,
+    Reap,
+    Purge,
+}
+
+impl ExplainTarget {
+    pub fn name(self) -> &'static str {
+        match self {
+            ExplainTarget::Claim => "claim",
+            ExplainTarget::Reap => "reap",
+            ExplainTarget::Purge => "purge",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ExplainRequest {
+    pub queries: Vec<ExplainTarget>,
+    /// The queue the claim query is explained for.
+    pub queue: Option<String>,
+    /// A backlog larger than this makes a temporary sort an error.
+    pub sort_threshold: u64,
+    /// The application's own query, instead of qctl's claim query.
+    pub custom_sql: Option<String>,
+    /// Run the query (PostgreSQL EXPLAIN ANALYZE) in a transaction that
+    /// always rolls back.
+    pub analyze: bool,
+}
+
+/// How claimers take jobs in `qctl bench`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BenchMode {
+    /// `FOR UPDATE SKIP LOCKED`: qctl's way on PostgreSQL.
+    SkipLocked,
+    /// Plain `FOR UPDATE`: every claimer queues behind the first row lock.
+    ForUpdate,
+    /// SQLite's short `BEGIN IMMEDIATE` claim.
+    Immediate,
+}
+
+impl BenchMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            BenchMode::SkipLocked => "skip_locked",
+            BenchMode::ForUpdate => "for_update",
+            BenchMode::Immediate => "begin_immediate",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct BenchRequest {
+    pub workers: usize,
+    pub jobs: u64,
+    /// How long a worker keeps a claimed job before completing it, as a
+    /// worker that processes it does.
+    pub hold: Duration,
+    pub modes: Vec<BenchMode>,
+}
+
+/// An advisory lock key to filter on: `--key 987654321` or `--key 11,100`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockKey {
+    Bigint(i64),
+    Pair(i32, i32),
+}
+
+impl LockKey {
+    pub fn parse(text: &str) -> Result<LockKey, String> {
+        let bad =
+            || format!("invalid lock key '{text}': give a bigint (987654321) or two int4 (11,100)");
+        match text.split_once(',') {
+            Some((a, b)) => Ok(LockKey::Pair(
+                a.trim().parse().map_err(|_| bad())?,
+                b.trim().parse().map_err(|_| bad())?,
+            )),
+            None => text.trim().parse().map(LockKey::Bigint).map_err(|_| bad()),
+        }
+    }
+
+    pub fn matches(self, key: &serde_json::Value) -> bool {
+        match self {
+            LockKey::Bigint(n) => key.as_i64() == Some(n),
+            LockKey::Pair(a, b) => *key == serde_json::json!([a, b]),
+        }
+    }
+}

@@ -1,0 +1,275 @@
+//! The differences between databases that the queue SQL must know, and
+//! nothing else: placeholders, identifier quoting and length, the clock,
+//! the lock clause, what RETURNING and subqueries may do, functions whose
+//! names differ, and column types. Capabilities are data, so the statement
+//! builders (and the engine that picks between one statement and a short
+//! transaction) ask instead of matching on the database.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use super::Binds;
+use super::ddl::DdlTypes;
+use super::schema::{ColumnKind, TimeRepr};
+use super::time::encode;
+use crate::layout::{Ident, TableName};
+
+/// How a dialect writes the N-th placeholder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placeholder {
+    /// `$1` (PostgreSQL).
+    Dollar,
+    /// `?1` (SQLite).
+    Numbered,
+    /// `?`, in text order (MySQL).
+    Question,
+}
+
+/// Whose clock a statement reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// Times are computed by qctl and bound (SQLite is in-process: its
+    /// clock is this machine's anyway, and the column's encoding is
+    /// qctl's to write).
+    Client,
+    /// Times come from the server's `now()`, so a client with a skewed
+    /// clock still agrees with the workers.
+    Server,
+}
+
+/// How a claim treats rows another transaction has locked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockMode {
+    /// Skip them and take the next (qctl's way).
+    SkipLocked,
+    /// Wait for them: every claimer queues behind the first (`bench`'s
+    /// contrast).
+    Wait,
+}
+
+/// A point in time as a statement needs it, rendered by the dialect for
+/// the column's representation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeExpr {
+    Now,
+    Ago(Duration),
+    After(Duration),
+    At(DateTime<Utc>),
+}
+
+#[derive(Debug)]
+pub struct Dialect {
+    pub name: &'static str,
+    placeholder: Placeholder,
+    quote: char,
+    /// The longest identifier the database keeps.
+    pub max_ident: usize,
+    pub clock: Clock,
+    /// `FOR UPDATE SKIP LOCKED` exists.
+    pub skip_locked: bool,
+    /// `UPDATE ... RETURNING` exists (MariaDB and MySQL have none).
+    pub update_returning: bool,
+    /// `UPDATE t ... FROM (SELECT ... FOR UPDATE SKIP LOCKED) b ...
+    /// RETURNING b.col`: one statement that picks, locks, changes and
+    /// reports the rows' old values (PostgreSQL). SQLite's RETURNING may
+    /// not name the FROM clause.
+    pub update_from_returning: bool,
+    /// An UPDATE or DELETE may select from its own table in a subquery
+    /// (MySQL refuses: error 1093).
+    pub self_subquery: bool,
+    /// A lone statement is safe as its own transaction. SQLite's is not
+    /// for writes: a statement that reads before it writes can lose the
+    /// write lock race without waiting, so writes run in BEGIN IMMEDIATE.
+    pub lone_statement_safe: bool,
+    /// Indexes may have a WHERE clause.
+    pub partial_indexes: bool,
+    /// Indexes can be built without blocking writes (CONCURRENTLY).
+    pub concurrent_indexes: bool,
+    /// The name of the two-argument maximum function.
+    greatest: &'static str,
+    /// The type `CAST(x AS ...)` turns a value into text with.
+    text_type: &'static str,
+    /// Assignments in one UPDATE see the values earlier assignments wrote
+    /// (MySQL); builders then put assignments that read a column before
+    /// the one that writes it.
+    pub assignments_see_new_values: bool,
+    /// The column types of `init`'s table.
+    pub ddl: &'static DdlTypes,
+}
+
+pub static SQLITE: Dialect = Dialect {
+    name: "sqlite",
+    placeholder: Placeholder::Numbered,
+    quote: '"',
+    max_ident: 63,
+    clock: Clock::Client,
+    skip_locked: false,
+    update_returning: true,
+    update_from_returning: false,
+    self_subquery: true,
+    lone_statement_safe: false,
+    partial_indexes: true,
+    concurrent_indexes: false,
+    greatest: "max",
+    text_type: "TEXT",
+    assignments_see_new_values: false,
+    ddl: &DdlTypes {
+        id: "INTEGER PRIMARY KEY",
+        text: "TEXT",
+        int: "INTEGER",
+        payload: "TEXT",
+        payload_check: Some("CHECK (json_valid({c}))"),
+        timestamp: "INTEGER",
+        now: "(unixepoch())",
+    },
+};
+
+pub static POSTGRES: Dialect = Dialect {
+    name: "postgres",
+    placeholder: Placeholder::Dollar,
+    quote: '"',
+    max_ident: 63,
+    clock: Clock::Server,
+    skip_locked: true,
+    update_returning: true,
+    update_from_returning: true,
+    self_subquery: true,
+    lone_statement_safe: true,
+    partial_indexes: true,
+    concurrent_indexes: true,
+    greatest: "GREATEST",
+    text_type: "text",
+    assignments_see_new_values: false,
+    ddl: &DdlTypes {
+        id: "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+        text: "text",
+        int: "integer",
+        payload: "jsonb",
+        payload_check: None,
+        timestamp: "timestamptz",
+        now: "now()",
+    },
+};
+
+impl Dialect {
+    pub fn placeholder(&self, n: usize) -> String {
+        match self.placeholder {
+            Placeholder::Dollar => format!("${n}"),
+            Placeholder::Numbered => format!("?{n}"),
+            Placeholder::Question => "?".to_string(),
+        }
+    }
+
+    /// An identifier, quoted (validation keeps quotes out of it).
+    pub fn ident(&self, ident: &Ident) -> String {
+        format!("{q}{}{q}", ident.as_str(), q = self.quote)
+    }
+
+    pub fn table(&self, table: &TableName) -> String {
+        match &table.schema {
+            Some(schema) => format!("{}.{}", self.ident(schema), self.ident(&table.name)),
+            None => self.ident(&table.name),
+        }
+    }
+
+    /// An index name derived from the table, within the identifier limit.
+    pub fn index_name(&self, table: &TableName, suffix: &str) -> Ident {
+        let suffix = format!("_{suffix}");
+        let mut base = table.name.as_str().to_string();
+        base.truncate(self.max_ident.saturating_sub(suffix.len()));
+        Ident::new(&format!("{base}{suffix}"), "index").expect("a valid derived index name")
+    }
+
+    /// The lock clause a claim or a batch ends with.
+    pub fn lock(&self, mode: LockMode) -> &'static str {
+        match (self.skip_locked, mode) {
+            (false, _) => "",
+            (true, LockMode::SkipLocked) => " FOR UPDATE SKIP LOCKED",
+            (true, LockMode::Wait) => " FOR UPDATE",
+        }
+    }
+
+    pub fn greatest(&self, a: &str, b: &str) -> String {
+        format!("{}({a}, {b})", self.greatest)
+    }
+
+    pub fn as_text(&self, expr: &str) -> String {
+        format!("CAST({expr} AS {})", self.text_type)
+    }
+
+    /// A payload column read as JSON text: SQLite may hold it as a JSONB
+    /// blob, which `json()` turns back into text.
+    pub fn read_payload(&self, column: &str, kind: &ColumnKind) -> String {
+        match (self.name, kind) {
+            ("sqlite", _) => format!(
+                "CASE WHEN typeof({column}) = 'blob' AND json_valid({column}, 8) THEN json({column}) \
+                 ELSE {column} END"
+            ),
+            (_, ColumnKind::Other(_)) => self.as_text(column),
+            _ => column.to_string(),
+        }
+    }
+
+    /// Joins text expressions (`||`; MySQL's CONCAT would go here).
+    pub fn concat(&self, parts: &[String]) -> String {
+        format!("({})", parts.join(" || "))
+    }
+
+    /// A time for a column stored as `repr`: bound from `now` (qctl's
+    /// clock) or written as the server's clock, as the dialect reads time.
+    pub fn time(
+        &self,
+        expr: TimeExpr,
+        repr: TimeRepr,
+        now: DateTime<Utc>,
+        b: &mut Binds,
+    ) -> String {
+        let instant = |expr: TimeExpr| match expr {
+            TimeExpr::Now => now,
+            TimeExpr::Ago(d) => now - chrono::Duration::from_std(d).unwrap_or_default(),
+            TimeExpr::After(d) => now + chrono::Duration::from_std(d).unwrap_or_default(),
+            TimeExpr::At(t) => t,
+        };
+        if self.clock == Clock::Client {
+            return b.push(encode(instant(expr), repr));
+        }
+        if let TimeExpr::At(t) = expr {
+            return b.push(encode(t, repr));
+        }
+        let ts = match expr {
+            TimeExpr::Now => "now()".to_string(),
+            TimeExpr::Ago(d) => format!(
+                "(now() - {}::float8 * interval '1 second')",
+                b.push(super::Bind::Float(d.as_secs_f64()))
+            ),
+            TimeExpr::After(d) => format!(
+                "(now() + {}::float8 * interval '1 second')",
+                b.push(super::Bind::Float(d.as_secs_f64()))
+            ),
+            TimeExpr::At(_) => unreachable!("bound above"),
+        };
+        match repr {
+            TimeRepr::Timestamptz => ts,
+            TimeRepr::Timestamp => format!("({ts} AT TIME ZONE 'UTC')"),
+            TimeRepr::EpochSeconds => format!("floor(extract(epoch FROM {ts}))::bigint"),
+            TimeRepr::EpochMillis => format!("floor(extract(epoch FROM {ts}) * 1000)::bigint"),
+            // Text and Julian times exist only on SQLite, whose clock is
+            // the client's.
+            TimeRepr::Iso(_) | TimeRepr::JulianDay => b.push(encode(instant(expr), repr)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_names_stay_within_the_identifier_limit() {
+        let long = TableName::parse(&"j".repeat(63)).unwrap();
+        let name = POSTGRES.index_name(&long, "claim_idx");
+        assert_eq!(name.as_str().len(), 63);
+        assert!(name.as_str().ends_with("_claim_idx"));
+    }
+}

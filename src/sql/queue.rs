@@ -1,0 +1,1132 @@
+//! The queue statements: claim, finish, retry, reap, purge, list, show
+//! and the counts behind stats, built once from the resolved table and
+//! its dialect. Pure: text and binds in, nothing run.
+//!
+//! Where a dialect cannot do something in one statement (MySQL has no
+//! `UPDATE ... RETURNING` and may not select from the table it updates),
+//! the builder offers the two halves, a `pick` that selects and locks the
+//! rows and an `apply` that changes them by id, and the engine runs them
+//! in one short transaction.
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+
+use super::dialect::{LockMode, TimeExpr};
+use super::schema::{ColumnKind, QueueTable};
+use super::{Bind, Binds, Dialect, Row, Stmt, Value, time};
+use crate::error::QctlError;
+use crate::layout::{AttemptCounting, CONCEPTS, Concept, FenceKind, Status, literal};
+use crate::model::{Job, JobId, Payload, ReapAction, ReapedJob};
+use crate::request::{
+    ClaimRequest, Finish, FinishRequest, ListRequest, ListStatus, PurgeRequest, ReapRequest,
+    StaleRule,
+};
+
+/// The statement builders for one table, at one instant (`now` is bound
+/// where the dialect reads qctl's clock).
+pub struct QueueSql<'t> {
+    pub t: &'t QueueTable,
+    pub d: &'static Dialect,
+    pub now: DateTime<Utc>,
+}
+
+/// Where each concept sits in a job's select list.
+#[derive(Debug, Clone)]
+pub struct JobSelect {
+    pub list: String,
+    slots: [Option<usize>; CONCEPTS],
+}
+
+/// One `SET` assignment; `reads` says whether its value reads columns the
+/// statement also writes (MySQL evaluates left to right).
+struct Set {
+    column: String,
+    value: String,
+    writes_counter: bool,
+}
+
+impl<'t> QueueSql<'t> {
+    pub fn new(t: &'t QueueTable, now: DateTime<Utc>) -> QueueSql<'t> {
+        QueueSql {
+            t,
+            d: t.dialect,
+            now,
+        }
+    }
+
+    fn stmt(&self, text: &str, binds: Binds) -> Stmt {
+        Stmt::new(self.d, text, binds)
+    }
+
+    fn status_col(&self) -> String {
+        self.t.must(Concept::Status)
+    }
+
+    // ----- predicates -------------------------------------------------
+
+    /// Rows in a state, with its stored values as literals (so a partial
+    /// index on the state matches); `None` when the table has no such
+    /// state.
+    pub fn state(&self, status: Status) -> Option<String> {
+        let values = self.t.layout.statuses.all(status);
+        let column = self.status_col();
+        match values {
+            [] => None,
+            [one] => Some(format!("{column} = {}", literal(one))),
+            many => Some(format!(
+                "{column} IN ({})",
+                many.iter()
+                    .map(|v| literal(v))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+
+    /// Like [`Self::state`], but a state the table lacks matches nothing.
+    pub fn state_or_none(&self, status: Status) -> String {
+        self.state(status).unwrap_or_else(|| "1 = 0".into())
+    }
+
+    /// Rows whose stored status no state claims.
+    pub fn other_state(&self) -> String {
+        let column = self.status_col();
+        let mapped: Vec<String> = self.t.layout.statuses.mapped().map(literal).collect();
+        format!(
+            "({column} IS NULL OR {column} NOT IN ({}))",
+            mapped.join(", ")
+        )
+    }
+
+    /// The value written for a state (validated to exist for the states
+    /// qctl writes).
+    fn write_state(&self, status: Status) -> Result<String> {
+        let typed = |value: &str| match self.t.col(Concept::Status).map(|c| &c.kind) {
+            // A CASE of bare literals is text to PostgreSQL, which will
+            // not assign text to an enum column: name the type.
+            Some(ColumnKind::Enum(ty)) => format!("CAST({} AS {ty})", literal(value)),
+            _ => literal(value),
+        };
+        self.t
+            .layout
+            .statuses
+            .written(status)
+            .map(typed)
+            .ok_or_else(|| {
+                QctlError::usage(format!(
+                    "the {} layout has no {} state to write",
+                    self.t.layout.preset,
+                    status.name()
+                ))
+            })
+    }
+
+    fn time(&self, concept: Concept, expr: TimeExpr, b: &mut Binds) -> String {
+        self.d.time(expr, self.t.time_repr(concept), self.now, b)
+    }
+
+    /// Pending jobs that are due: `None` when every pending job is.
+    pub fn ready(&self, b: &mut Binds) -> Option<String> {
+        let run_at = self.t.q(Concept::RunAt)?;
+        let now = self.time(Concept::RunAt, TimeExpr::Now, b);
+        Some(format!("{run_at} <= {now}"))
+    }
+
+    /// Running jobs that are stale by the rule.
+    pub fn stale(&self, rule: StaleRule, b: &mut Binds) -> Result<String> {
+        match rule {
+            StaleRule::Lease => {
+                let column = self.t.require(
+                    Concept::LockedUntil,
+                    "judging staleness by lease needs; pass --timeout to judge it by lock age",
+                )?;
+                let now = self.time(Concept::LockedUntil, TimeExpr::Now, b);
+                Ok(format!("{column} < {now}"))
+            }
+            StaleRule::LockAge(timeout) => {
+                let column = self.t.require(
+                    Concept::LockedAt,
+                    "judging staleness by lock age (--timeout) needs",
+                )?;
+                let cutoff = self.time(Concept::LockedAt, TimeExpr::Ago(timeout), b);
+                Ok(format!("{column} < {cutoff}"))
+            }
+        }
+    }
+
+    /// ` AND queue = ?` when a queue is asked for.
+    pub fn queue_filter(&self, queue: Option<&str>, b: &mut Binds) -> Result<String> {
+        match queue {
+            Some(queue) => {
+                let column = self.t.require(Concept::Queue, "--queue filters on")?;
+                Ok(format!(" AND {column} = {}", b.push(queue)))
+            }
+            None => Ok(String::new()),
+        }
+    }
+
+    /// The order workers take ready jobs in: due (or creation) time, then
+    /// id.
+    pub fn claim_order(&self) -> String {
+        let id = self.t.must(Concept::Id);
+        let mut terms = Vec::new();
+        if let Some(priority) = self.t.q(Concept::Priority) {
+            terms.push(priority);
+        }
+        if let Some(order) = self.t.layout.order_concept().and_then(|c| self.t.q(c)) {
+            terms.push(order);
+        }
+        terms.push(id);
+        terms.join(", ")
+    }
+
+    /// Whether a job has used its attempts (never, without both columns).
+    pub fn exhausted(&self) -> String {
+        match (self.t.q(Concept::Attempts), self.t.q(Concept::MaxAttempts)) {
+            (Some(attempts), Some(max)) => format!("{attempts} >= {max}"),
+            _ => "1 = 0".into(),
+        }
+    }
+
+    /// The worker column as a value: the latest worker of an array.
+    fn worker_expr(&self) -> Option<String> {
+        let column = self.t.col(Concept::LockedBy)?;
+        let q = self.d.ident(&column.name);
+        Some(match column.kind {
+            ColumnKind::TextArray => format!("{q}[cardinality({q})]"),
+            _ => q,
+        })
+    }
+
+    fn worker_set(&self, worker: &str, b: &mut Binds) -> Result<Set> {
+        let column = self
+            .t
+            .col(Concept::LockedBy)
+            .ok_or_else(|| QctlError::LayoutLacks {
+                layout: self.t.layout.preset.clone(),
+                concept: "locked_by",
+                needed_for: "claim needs to record the worker that holds a job".into(),
+            })?;
+        let q = self.d.ident(&column.name);
+        let p = b.push(worker);
+        let value = match column.kind {
+            ColumnKind::TextArray => format!("array_append({q}, {p})"),
+            _ => p,
+        };
+        Ok(set(q, value))
+    }
+
+    /// `column = NULL` when the column may be cleared; a NOT NULL column
+    /// keeps its value (seed 001's requeue keeps `locked_until`), and a
+    /// generated one is never written.
+    fn clear(&self, concept: Concept) -> Option<Set> {
+        let column = self.t.col(concept)?;
+        (column.nullable && !column.generated)
+            .then(|| set(self.d.ident(&column.name), "NULL".into()))
+    }
+
+    fn now_set(&self, concept: Concept, b: &mut Binds) -> Option<Set> {
+        let column = self.t.writable(concept)?;
+        Some(set(column, self.time(concept, TimeExpr::Now, b)))
+    }
+
+    /// Joins assignments; a dialect whose assignments see earlier ones
+    /// gets the counter writes last, after everything that reads them.
+    fn sets(&self, mut sets: Vec<Set>) -> String {
+        if self.d.assignments_see_new_values {
+            sets.sort_by_key(|s| s.writes_counter);
+        }
+        sets.iter()
+            .map(|s| format!("{} = {}", s.column, s.value))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    // ----- jobs -------------------------------------------------------
+
+    /// The select list for a whole job.
+    pub fn job_select(&self) -> JobSelect {
+        let mut slots = [None; CONCEPTS];
+        let mut list = Vec::new();
+        for concept in Concept::ALL {
+            let Some(column) = self.t.col(concept) else {
+                continue;
+            };
+            let q = self.d.ident(&column.name);
+            let expr = match (&column.kind, concept) {
+                (ColumnKind::TextArray, _) => format!("{q}[cardinality({q})]"),
+                (_, Concept::Payload) => self.d.read_payload(&q, &column.kind),
+                (ColumnKind::Other(_) | ColumnKind::Uuid | ColumnKind::Enum(_), _) => {
+                    self.d.as_text(&q)
+                }
+                _ => q,
+            };
+            slots[concept as usize] = Some(list.len());
+            list.push(expr);
+        }
+        JobSelect {
+            list: list.join(", "),
+            slots,
+        }
+    }
+
+    /// A job from a row read with [`Self::job_select`].
+    pub fn decode_job(&self, select: &JobSelect, mut row: Row) -> Job {
+        let mut take = |concept: Concept| -> Value {
+            select.slots[concept as usize]
+                .and_then(|i| row.get_mut(i).map(take_value))
+                .unwrap_or(Value::Null)
+        };
+        let id = job_id(take(Concept::Id));
+        let status = take(Concept::Status)
+            .into_text()
+            .map(|s| self.t.layout.statuses.name_of(s))
+            .unwrap_or_default();
+        let payload = Payload::from_value(take(Concept::Payload));
+        let mut time = |concept: Concept| {
+            let value = take(concept);
+            time::decode(&value, self.t.time_repr(concept))
+        };
+        let (run_at, locked_until, locked_at, created_at, updated_at, finished_at) = (
+            time(Concept::RunAt),
+            time(Concept::LockedUntil),
+            time(Concept::LockedAt),
+            time(Concept::CreatedAt),
+            time(Concept::UpdatedAt),
+            time(Concept::FinishedAt),
+        );
+        let attempts = take(Concept::Attempts).as_i64();
+        let fence = match self.t.layout.fence() {
+            Some(FenceKind::Attempts | FenceKind::Requeues) => attempts,
+            Some(FenceKind::LockTime(Concept::LockedUntil)) => locked_until.map(time::micros),
+            Some(FenceKind::LockTime(_)) => locked_at.map(time::micros),
+            None => None,
+        };
+        Job {
+            id,
+            queue: take(Concept::Queue).into_text(),
+            status,
+            payload,
+            attempts,
+            max_attempts: take(Concept::MaxAttempts).as_i64(),
+            priority: take(Concept::Priority).as_i64(),
+            locked_by: take(Concept::LockedBy).into_text(),
+            fence,
+            run_at,
+            locked_at,
+            locked_until,
+            created_at,
+            updated_at,
+            finished_at,
+            last_error: take(Concept::LastError).into_text(),
+        }
+    }
+
+    /// One job by id.
+    pub fn show(&self, id: &JobId) -> Stmt {
+        let mut b = Binds::default();
+        let text = format!(
+            "SELECT {} FROM {} WHERE {} = {}",
+            self.job_select().list,
+            self.t.table(),
+            self.t.must(Concept::Id),
+            b.push(id_bind(id))
+        );
+        self.stmt(&text, b)
+    }
+
+    pub fn list(&self, request: &ListRequest) -> Result<Stmt> {
+        let mut b = Binds::default();
+        let mut filter = vec!["1 = 1".to_string()];
+        if let Some(queue) = &request.queue {
+            let column = self.t.require(Concept::Queue, "--queue filters on")?;
+            filter.push(format!("{column} = {}", b.push(queue.as_str())));
+        }
+        let id = self.t.must(Concept::Id);
+        let mut order = format!("{id} DESC");
+        let need = |status: Status| {
+            self.state(status).ok_or_else(|| {
+                QctlError::usage(format!(
+                    "the {} layout has no {} state",
+                    self.t.layout.preset,
+                    status.name()
+                ))
+            })
+        };
+        match request.status {
+            None => {}
+            Some(ListStatus::Is(status)) => {
+                filter.push(need(status)?);
+                if status == Status::Pending {
+                    order = self.claim_order();
+                }
+            }
+            Some(ListStatus::Other) => filter.push(self.other_state()),
+            Some(derived @ (ListStatus::Ready | ListStatus::Scheduled)) => {
+                filter.push(need(Status::Pending)?);
+                self.t
+                    .require(Concept::RunAt, "telling ready from scheduled jobs needs")?;
+                let ready = self.ready(&mut b).expect("run_at is mapped");
+                filter.push(if derived == ListStatus::Ready {
+                    ready
+                } else {
+                    format!("NOT ({ready})")
+                });
+                order = self.claim_order();
+            }
+            Some(ListStatus::Stale) => {
+                let rule = request.stale.ok_or_else(|| {
+                    QctlError::usage(
+                        "--status stale needs --timeout: this layout has no lease column",
+                    )
+                })?;
+                filter.push(need(Status::Running)?);
+                filter.push(self.stale(rule, &mut b)?);
+            }
+        }
+        let text = format!(
+            "SELECT {} FROM {} WHERE {} ORDER BY {order} LIMIT {}",
+            self.job_select().list,
+            self.t.table(),
+            filter.join(" AND "),
+            b.push(request.limit as i64)
+        );
+        Ok(self.stmt(&text, b))
+    }
+
+    // ----- claim ------------------------------------------------------
+
+    /// `WHERE` of the jobs a claim may take.
+    fn claimable(&self, queue: Option<&str>, b: &mut Binds) -> Result<String> {
+        let mut filter = self.state_or_none(Status::Pending);
+        filter.push_str(&self.queue_filter(queue, b)?);
+        if let Some(ready) = self.ready(b) {
+            filter.push_str(&format!(" AND {ready}"));
+        }
+        Ok(filter)
+    }
+
+    fn claim_sets(&self, request: &ClaimRequest, b: &mut Binds) -> Result<Vec<Set>> {
+        let mut sets = vec![
+            set(self.status_col(), self.write_state(Status::Running)?),
+            self.worker_set(&request.worker, b)?,
+        ];
+        if let (AttemptCounting::Claim, Some(attempts)) = (
+            self.t.layout.attempts_counted,
+            self.t.writable(Concept::Attempts),
+        ) {
+            sets.push(counter(attempts.clone(), format!("{attempts} + 1")));
+        }
+        sets.extend(self.now_set(Concept::LockedAt, b));
+        if let Some(lease) = request.lease {
+            let column = self.t.require(
+                Concept::LockedUntil,
+                "--lease needs to store the lease deadline",
+            )?;
+            let until = self.time(Concept::LockedUntil, TimeExpr::After(lease), b);
+            sets.push(set(column, until));
+        }
+        sets.extend(self.now_set(Concept::UpdatedAt, b));
+        Ok(sets)
+    }
+
+    /// The claim as one statement: pick the next ready job (skipping
+    /// locked ones) and mark it running, returning it. This is the
+    /// statement `explain-claim` checks and `bench` measures.
+    pub fn claim(&self, request: &ClaimRequest, lock: LockMode) -> Result<Stmt> {
+        let mut b = Binds::default();
+        let sets = self.claim_sets(request, &mut b)?;
+        let filter = self.claimable(request.queue.as_deref(), &mut b)?;
+        let (id, table) = (self.t.must(Concept::Id), self.t.table());
+        let text = format!(
+            "UPDATE {table} SET {sets} WHERE {id} = (SELECT {id} FROM {table} WHERE {filter} \
+             ORDER BY {order} LIMIT 1{lock}) AND {pending} RETURNING {select}",
+            sets = self.sets(sets),
+            order = self.claim_order(),
+            lock = self.d.lock(lock),
+            pending = self.state_or_none(Status::Pending),
+            select = self.job_select().list,
+        );
+        Ok(self.stmt(&text, b))
+    }
+
+    /// The first half of a claim where one statement cannot do it: the id
+    /// of the next ready job, locked.
+    pub fn claim_pick(&self, request: &ClaimRequest, lock: LockMode) -> Result<Stmt> {
+        let mut b = Binds::default();
+        let filter = self.claimable(request.queue.as_deref(), &mut b)?;
+        let text = format!(
+            "SELECT {id} FROM {table} WHERE {filter} ORDER BY {order} LIMIT 1{lock}",
+            id = self.t.must(Concept::Id),
+            table = self.t.table(),
+            order = self.claim_order(),
+            lock = self.d.lock(lock),
+        );
+        Ok(self.stmt(&text, b))
+    }
+
+    /// The second half: mark the picked job running.
+    pub fn claim_apply(&self, request: &ClaimRequest, id: &Value) -> Result<Stmt> {
+        let mut b = Binds::default();
+        let sets = self.claim_sets(request, &mut b)?;
+        let text = format!(
+            "UPDATE {} SET {} WHERE {} = {} AND {}",
+            self.t.table(),
+            self.sets(sets),
+            self.t.must(Concept::Id),
+            b.push(value_bind(id)),
+            self.state_or_none(Status::Pending),
+        );
+        Ok(self.stmt(&text, b))
+    }
+
+    // ----- finish -----------------------------------------------------
+
+    /// The fenced finish: changes the job only while it is running under
+    /// this worker (and on this fence token, when given), in one
+    /// statement, so no other claim can slip in between a check and the
+    /// write. No row changed means the worker lost the job.
+    pub fn finish(&self, request: &FinishRequest) -> Result<Stmt> {
+        let mut b = Binds::default();
+        let worker = self.worker_expr().ok_or_else(|| QctlError::LayoutLacks {
+            layout: self.t.layout.preset.clone(),
+            concept: "locked_by",
+            needed_for: "complete and fail need to check who holds the job".into(),
+        })?;
+        let mut sets = Vec::new();
+        let status = self.status_col();
+        match &request.finish {
+            Finish::Complete => {
+                sets.push(set(status, self.write_state(Status::Done)?));
+                sets.extend(self.now_set(Concept::FinishedAt, &mut b));
+            }
+            Finish::Fail {
+                error,
+                retry_delay,
+                dead_letter,
+            } => {
+                let failed = self.write_state(Status::Failed)?;
+                if let (Some(column), Some(error)) = (self.t.writable(Concept::LastError), error) {
+                    sets.push(set(column, b.push(error.as_str())));
+                }
+                if *dead_letter {
+                    sets.push(set(status, failed));
+                    sets.extend(self.now_set(Concept::FinishedAt, &mut b));
+                } else {
+                    let ex = self.exhausted();
+                    let when = |dead: String, retry: String| {
+                        format!("CASE WHEN {ex} THEN {dead} ELSE {retry} END")
+                    };
+                    sets.push(set(
+                        status,
+                        when(failed, self.write_state(Status::Pending)?),
+                    ));
+                    if let Some(run_at) = self.t.writable(Concept::RunAt) {
+                        let due = self.time(Concept::RunAt, TimeExpr::After(*retry_delay), &mut b);
+                        sets.push(set(run_at.clone(), when(run_at, due)));
+                    }
+                    for concept in [Concept::LockedBy, Concept::LockedAt] {
+                        if let Some(clear) = self.clear(concept) {
+                            let keep = clear.column.clone();
+                            sets.push(set(clear.column, when(keep, clear.value)));
+                        }
+                    }
+                    if let Some(finished) = self.t.writable(Concept::FinishedAt) {
+                        let now = self.time(Concept::FinishedAt, TimeExpr::Now, &mut b);
+                        sets.push(set(finished.clone(), when(now, finished)));
+                    }
+                    if let (AttemptCounting::Requeue, Some(attempts)) = (
+                        self.t.layout.attempts_counted,
+                        self.t.writable(Concept::Attempts),
+                    ) {
+                        let plus = format!("{attempts} + 1");
+                        sets.push(counter(attempts.clone(), when(attempts, plus)));
+                    }
+                }
+            }
+        }
+        sets.extend(self.clear(Concept::LockedUntil));
+        sets.extend(self.now_set(Concept::UpdatedAt, &mut b));
+        let mut filter = format!(
+            "{} = {} AND {} AND {worker} = {}",
+            self.t.must(Concept::Id),
+            b.push(id_bind(&request.id)),
+            self.state_or_none(Status::Running),
+            b.push(request.worker.as_str()),
+        );
+        if let Some(token) = request.fence {
+            filter.push_str(&format!(" AND {}", self.fence_filter(token, &mut b)?));
+        }
+        let returning = if self.d.update_returning {
+            format!(" RETURNING {}", self.job_select().list)
+        } else {
+            String::new()
+        };
+        let text = format!(
+            "UPDATE {} SET {} WHERE {filter}{returning}",
+            self.t.table(),
+            self.sets(sets)
+        );
+        Ok(self.stmt(&text, b))
+    }
+
+    fn fence_filter(&self, token: i64, b: &mut Binds) -> Result<String> {
+        match self.t.layout.fence() {
+            Some(FenceKind::Attempts | FenceKind::Requeues) => Ok(format!(
+                "{} = {}",
+                self.t.must(Concept::Attempts),
+                b.push(token)
+            )),
+            Some(FenceKind::LockTime(concept)) => {
+                let at = time::from_micros(token).ok_or_else(|| {
+                    QctlError::usage(format!("--fence {token} is not a token claim returned"))
+                })?;
+                let value = self.time(concept, TimeExpr::At(at), b);
+                Ok(format!("{} = {value}", self.t.must(concept)))
+            }
+            None => Err(QctlError::LayoutLacks {
+                layout: self.t.layout.preset.clone(),
+                concept: "attempts",
+                needed_for: "--fence needs a claim counter or a lock time to compare, which".into(),
+            }
+            .into()),
+        }
+    }
+
+    // ----- retry ------------------------------------------------------
+
+    /// What a retry writes: pending again, due now, unlocked, and one more
+    /// attempt granted where the attempts are used up. The attempts counter
+    /// is never lowered: it is the fence a late worker is refused by.
+    fn retry_sets(&self, b: &mut Binds) -> Result<Vec<Set>> {
+        let mut sets = vec![set(self.status_col(), self.write_state(Status::Pending)?)];
+        sets.extend(self.now_set(Concept::RunAt, b));
+        for concept in [
+            Concept::LockedBy,
+            Concept::LockedAt,
+            Concept::LockedUntil,
+            Concept::FinishedAt,
+        ] {
+            sets.extend(self.clear(concept));
+        }
+        if let (Some(attempts), Some(max)) = (
+            self.t.q(Concept::Attempts),
+            self.t.writable(Concept::MaxAttempts),
+        ) {
+            let next = format!("{attempts} + 1");
+            sets.push(set(max.clone(), self.d.greatest(&max, &next)));
+            if self.t.layout.attempts_counted == AttemptCounting::Requeue
+                && let Some(attempts) = self.t.writable(Concept::Attempts)
+            {
+                sets.push(counter(attempts, next));
+            }
+        }
+        sets.extend(self.now_set(Concept::UpdatedAt, b));
+        Ok(sets)
+    }
+
+    /// The stored status of one job, locked for the retry that follows.
+    pub fn status_of(&self, id: &JobId) -> Stmt {
+        let mut b = Binds::default();
+        let text = format!(
+            "SELECT {} FROM {} WHERE {} = {}{}",
+            self.d.as_text(&self.status_col()),
+            self.t.table(),
+            self.t.must(Concept::Id),
+            b.push(id_bind(id)),
+            self.d.lock(LockMode::Wait),
+        );
+        self.stmt(&text, b)
+    }
+
+    /// Retries the given failed jobs.
+    pub fn retry_ids(&self, ids: &[JobId]) -> Result<Stmt> {
+        let mut b = Binds::default();
+        let sets = self.retry_sets(&mut b)?;
+        let text = format!(
+            "UPDATE {} SET {} WHERE {} IN ({}) AND {}",
+            self.t.table(),
+            self.sets(sets),
+            self.t.must(Concept::Id),
+            ids.iter()
+                .map(|id| b.push(id_bind(id)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            self.state_or_none(Status::Failed),
+        );
+        Ok(self.stmt(&text, b))
+    }
+
+    /// One batch of `retry --all`, returning the ids.
+    pub fn retry_batch(&self, queue: Option<&str>, size: u64) -> Result<Stmt> {
+        let mut b = Binds::default();
+        let sets = self.retry_sets(&mut b)?;
+        let pick = self.pick_ids(&self.state_or_none(Status::Failed), queue, size, &mut b)?;
+        let id = self.t.must(Concept::Id);
+        let text = format!(
+            "UPDATE {} SET {} WHERE {id} IN ({pick}) RETURNING {id}",
+            self.t.table(),
+            self.sets(sets),
+        );
+        Ok(self.stmt(&text, b))
+    }
+
+    /// The ids of one batch of failed jobs, locked (two-step dialects).
+    pub fn retry_pick(&self, queue: Option<&str>, size: u64) -> Result<Stmt> {
+        let mut b = Binds::default();
+        let text = self.pick_ids(&self.state_or_none(Status::Failed), queue, size, &mut b)?;
+        Ok(self.stmt(&text, b))
+    }
+
+    /// `SELECT id FROM t WHERE filter [AND queue] LIMIT n [SKIP LOCKED]`.
+    fn pick_ids(
+        &self,
+        filter: &str,
+        queue: Option<&str>,
+        size: u64,
+        b: &mut Binds,
+    ) -> Result<String> {
+        let queue = self.queue_filter(queue, b)?;
+        Ok(format!(
+            "SELECT {} FROM {} WHERE {filter}{queue} LIMIT {}{}",
+            self.t.must(Concept::Id),
+            self.t.table(),
+            b.push(size as i64),
+            self.d.lock(LockMode::SkipLocked)
+        ))
+    }
+
+    // ----- reap -------------------------------------------------------
+
+    /// What reap writes, decided per row in SQL: a job with attempts left
+    /// is requeued (pending, unlocked; a requeue-counting layout counts
+    /// it), one without is dead-lettered (failed; its last worker kept for
+    /// the post-mortem). The last error says which and why.
+    fn reap_sets(&self, rule: StaleRule, b: &mut Binds) -> Result<Vec<Set>> {
+        let ex = self.exhausted();
+        let when =
+            |dead: &str, requeue: &str| format!("CASE WHEN {ex} THEN {dead} ELSE {requeue} END");
+        let mut sets = Vec::new();
+        if let Some(last_error) = self.t.writable(Concept::LastError) {
+            sets.push(set(last_error, self.reap_note(rule, b)));
+        }
+        let (failed, pending) = (
+            self.write_state(Status::Failed)?,
+            self.write_state(Status::Pending)?,
+        );
+        sets.push(set(self.status_col(), when(&failed, &pending)));
+        for concept in [Concept::LockedBy, Concept::LockedAt] {
+            if let Some(clear) = self.clear(concept) {
+                let keep = clear.column.clone();
+                sets.push(set(clear.column, when(&keep, &clear.value)));
+            }
+        }
+        sets.extend(self.clear(Concept::LockedUntil));
+        if let Some(finished) = self.t.writable(Concept::FinishedAt) {
+            let now = self.time(Concept::FinishedAt, TimeExpr::Now, b);
+            sets.push(set(finished.clone(), when(&now, &finished)));
+        }
+        if let (AttemptCounting::Requeue, Some(attempts)) = (
+            self.t.layout.attempts_counted,
+            self.t.writable(Concept::Attempts),
+        ) {
+            let plus = format!("{attempts} + 1");
+            sets.push(counter(attempts.clone(), when(&attempts, &plus)));
+        }
+        sets.extend(self.now_set(Concept::UpdatedAt, b));
+        Ok(sets)
+    }
+
+    /// The last error reap records: what it did, why, and which worker.
+    fn reap_note(&self, rule: StaleRule, b: &mut Binds) -> String {
+        let why = match rule {
+            StaleRule::Lease => "lease expired".to_string(),
+            StaleRule::LockAge(timeout) => format!(
+                "locked longer than {}",
+                crate::duration::format_duration(timeout)
+            ),
+        };
+        let worker = match self.worker_expr() {
+            Some(w) => format!("coalesce({}, 'unknown')", self.d.as_text(&w)),
+            None => "'unknown'".into(),
+        };
+        let requeue = self.d.concat(&[
+            b.push(format!("requeued by qctl reap: {why} (worker ")),
+            worker.clone(),
+            "')'".into(),
+        ]);
+        let dead = match (self.t.q(Concept::Attempts), self.t.q(Concept::MaxAttempts)) {
+            (Some(attempts), Some(max)) => self.d.concat(&[
+                "'dead-lettered by qctl reap: attempts exhausted ('".into(),
+                self.d.as_text(&attempts),
+                "' of '".into(),
+                self.d.as_text(&max),
+                b.push(format!("), {why} (worker ")),
+                worker,
+                "')'".into(),
+            ]),
+            // Without attempts nothing is ever dead-lettered.
+            _ => "NULL".into(),
+        };
+        format!(
+            "CASE WHEN {} THEN {dead} ELSE {requeue} END",
+            self.exhausted()
+        )
+    }
+
+    fn reap_filter(&self, request: &ReapRequest, b: &mut Binds) -> Result<String> {
+        let stale = self.stale(request.rule, b)?;
+        let queue = self.queue_filter(request.queue.as_deref(), b)?;
+        Ok(format!(
+            "{} AND {stale}{queue}",
+            self.state_or_none(Status::Running)
+        ))
+    }
+
+    /// One reap batch in one statement: pick stale running jobs (skipping
+    /// rows a live worker holds), requeue or dead-letter each, and return
+    /// what the report needs, old worker included.
+    pub fn reap_batch(&self, request: &ReapRequest) -> Result<Stmt> {
+        let mut b = Binds::default();
+        let sets = self.reap_sets(request.rule, &mut b)?;
+        let filter = self.reap_filter(request, &mut b)?;
+        let (id, table) = (self.t.must(Concept::Id), self.t.table());
+        let opt = |c: Concept| self.t.q(c).unwrap_or_else(|| "NULL".into());
+        let worker = self.worker_expr().unwrap_or_else(|| "NULL".into());
+        let text = format!(
+            "WITH qctl_batch AS (SELECT {id} AS qctl_id, {ex} AS qctl_dead, {attempts} AS qctl_attempts, \
+             {worker} AS qctl_worker, {locked_at} AS qctl_locked_at FROM {table} WHERE {filter} \
+             LIMIT {size}{lock}) \
+             UPDATE {table} SET {sets} FROM qctl_batch WHERE {table}.{id} = qctl_batch.qctl_id \
+             RETURNING qctl_batch.qctl_id, {queue}, qctl_batch.qctl_dead, qctl_batch.qctl_attempts, \
+             {max}, qctl_batch.qctl_worker, qctl_batch.qctl_locked_at",
+            ex = self.exhausted(),
+            attempts = opt(Concept::Attempts),
+            locked_at = opt(Concept::LockedAt),
+            size = b.push(request.batch_size as i64),
+            lock = self.d.lock(LockMode::SkipLocked),
+            sets = self.sets(sets),
+            queue = self
+                .t
+                .q(Concept::Queue)
+                .map_or("NULL".into(), |q| format!("{table}.{q}")),
+            max = self
+                .t
+                .q(Concept::MaxAttempts)
+                .map_or("NULL".into(), |q| format!("{table}.{q}")),
+        );
+        Ok(self.stmt(&text, b))
+    }
+
+    /// The first half of a reap batch where one statement cannot do it:
+    /// the stale jobs, locked, with what the report needs (the same
+    /// columns [`Self::reap_batch`] returns).
+    pub fn reap_pick(&self, request: &ReapRequest) -> Result<Stmt> {
+        let mut b = Binds::default();
+        let filter = self.reap_filter(request, &mut b)?;
+        let opt = |c: Concept| self.t.q(c).unwrap_or_else(|| "NULL".into());
+        let text = format!(
+            "SELECT {id}, {queue}, {ex}, {attempts}, {max}, {worker}, {locked_at} FROM {table} \
+             WHERE {filter} LIMIT {size}{lock}",
+            id = self.t.must(Concept::Id),
+            queue = opt(Concept::Queue),
+            ex = self.exhausted(),
+            attempts = opt(Concept::Attempts),
+            max = opt(Concept::MaxAttempts),
+            worker = self.worker_expr().unwrap_or_else(|| "NULL".into()),
+            locked_at = opt(Concept::LockedAt),
+            table = self.t.table(),
+            size = b.push(request.batch_size as i64),
+            lock = self.d.lock(LockMode::SkipLocked),
+        );
+        Ok(self.stmt(&text, b))
+    }
+
+    /// The second half: requeue or dead-letter the picked jobs.
+    pub fn reap_apply(&self, request: &ReapRequest, ids: &[Value]) -> Result<Stmt> {
+        let mut b = Binds::default();
+        let sets = self.reap_sets(request.rule, &mut b)?;
+        let text = format!(
+            "UPDATE {} SET {} WHERE {} IN ({}) AND {}",
+            self.t.table(),
+            self.sets(sets),
+            self.t.must(Concept::Id),
+            ids.iter()
+                .map(|id| b.push(value_bind(id)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            self.state_or_none(Status::Running),
+        );
+        Ok(self.stmt(&text, b))
+    }
+
+    /// A reported job from a row of [`Self::reap_batch`] or
+    /// [`Self::reap_pick`].
+    pub fn decode_reaped(&self, mut row: Row) -> ReapedJob {
+        let mut take = |i: usize| take_value(&mut row[i]);
+        ReapedJob {
+            id: job_id(take(0)),
+            queue: take(1).into_text(),
+            action: if take(2).as_bool().unwrap_or(false) {
+                ReapAction::DeadLetter
+            } else {
+                ReapAction::Requeue
+            },
+            attempts: take(3).as_i64(),
+            max_attempts: take(4).as_i64(),
+            locked_by: take(5).into_text(),
+            locked_at: time::decode(&take(6), self.t.time_repr(Concept::LockedAt)),
+        }
+    }
+
+    // ----- purge ------------------------------------------------------
+
+    fn purge_filter(&self, request: &PurgeRequest, b: &mut Binds) -> Result<String> {
+        let concept = self.t.layout.finished_at_concept().ok_or_else(|| {
+            QctlError::usage(format!(
+                "the {} layout has neither finished_at, updated_at nor created_at, so purge cannot \
+                 tell a job's age",
+                self.t.layout.preset
+            ))
+        })?;
+        let state = self.state(request.status).ok_or_else(|| {
+            QctlError::usage(format!(
+                "the {} layout has no {} state to purge",
+                self.t.layout.preset,
+                request.status.name()
+            ))
+        })?;
+        let cutoff = self.time(concept, TimeExpr::At(request.cutoff), b);
+        let queue = self.queue_filter(request.queue.as_deref(), b)?;
+        Ok(format!(
+            "{state} AND {} < {cutoff}{queue}",
+            self.t.must(concept)
+        ))
+    }
+
+    /// How many jobs purge would delete.
+    pub fn purge_count(&self, request: &PurgeRequest) -> Result<Stmt> {
+        let mut b = Binds::default();
+        let filter = self.purge_filter(request, &mut b)?;
+        let text = format!("SELECT count(*) FROM {} WHERE {filter}", self.t.table());
+        Ok(self.stmt(&text, b))
+    }
+
+    /// One purge batch in one statement.
+    pub fn purge_batch(&self, request: &PurgeRequest) -> Result<Stmt> {
+        let mut b = Binds::default();
+        let filter = self.purge_filter(request, &mut b)?;
+        let id = self.t.must(Concept::Id);
+        let text = format!(
+            "DELETE FROM {table} WHERE {id} IN (SELECT {id} FROM {table} WHERE {filter} LIMIT {size}{lock})",
+            table = self.t.table(),
+            size = b.push(request.batch_size as i64),
+            lock = self.d.lock(LockMode::SkipLocked),
+        );
+        Ok(self.stmt(&text, b))
+    }
+
+    /// The ids of one purge batch, locked (two-step dialects); the query
+    /// `explain-claim` checks for purge.
+    pub fn purge_pick(&self, request: &PurgeRequest) -> Result<Stmt> {
+        let mut b = Binds::default();
+        let filter = self.purge_filter(request, &mut b)?;
+        let text = format!(
+            "SELECT {} FROM {} WHERE {filter} LIMIT {}{}",
+            self.t.must(Concept::Id),
+            self.t.table(),
+            b.push(request.batch_size as i64),
+            self.d.lock(LockMode::SkipLocked)
+        );
+        Ok(self.stmt(&text, b))
+    }
+
+    /// Deletes jobs by id.
+    pub fn delete_ids(&self, ids: &[Value]) -> Stmt {
+        let mut b = Binds::default();
+        let text = format!(
+            "DELETE FROM {} WHERE {} IN ({})",
+            self.t.table(),
+            self.t.must(Concept::Id),
+            ids.iter()
+                .map(|id| b.push(value_bind(id)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        self.stmt(&text, b)
+    }
+
+    /// Updates jobs by id with the retry writes (two-step retry).
+    pub fn retry_apply(&self, ids: &[Value]) -> Result<Stmt> {
+        let mut b = Binds::default();
+        let sets = self.retry_sets(&mut b)?;
+        let text = format!(
+            "UPDATE {} SET {} WHERE {} IN ({}) AND {}",
+            self.t.table(),
+            self.sets(sets),
+            self.t.must(Concept::Id),
+            ids.iter()
+                .map(|id| b.push(value_bind(id)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            self.state_or_none(Status::Failed),
+        );
+        Ok(self.stmt(&text, b))
+    }
+
+    // ----- counts -----------------------------------------------------
+
+    fn queue_expr(&self) -> String {
+        self.t
+            .q(Concept::Queue)
+            .map_or("NULL".into(), |q| self.d.as_text(&q))
+    }
+
+    /// Pending jobs per queue: count, ready count, the oldest ready due
+    /// time, and the clock it is judged by.
+    pub fn pending_counts(&self) -> Option<Stmt> {
+        let mut b = Binds::default();
+        let state = self.state(Status::Pending)?;
+        let (ready, oldest) = match self.ready(&mut b) {
+            Some(ready) => (
+                format!("sum(CASE WHEN {ready} THEN 1 ELSE 0 END)"),
+                format!(
+                    "min(CASE WHEN {ready} THEN {} END)",
+                    self.t.must(Concept::RunAt)
+                ),
+            ),
+            None => (
+                "count(*)".into(),
+                self.t
+                    .q(Concept::CreatedAt)
+                    .map_or("NULL".into(), |c| format!("min({c})")),
+            ),
+        };
+        let text = format!(
+            "SELECT {queue}, count(*), {ready}, {oldest} FROM {table} WHERE {state} GROUP BY 1",
+            queue = self.queue_expr(),
+            table = self.t.table(),
+        );
+        Some(self.stmt(&text, b))
+    }
+
+    /// The concept the oldest ready time of [`Self::pending_counts`] is in.
+    pub fn oldest_concept(&self) -> Concept {
+        if self.t.q(Concept::RunAt).is_some() {
+            Concept::RunAt
+        } else {
+            Concept::CreatedAt
+        }
+    }
+
+    /// Running jobs per queue, and how many are stale.
+    pub fn running_counts(&self, stale: Option<StaleRule>) -> Result<Option<Stmt>> {
+        let mut b = Binds::default();
+        let Some(state) = self.state(Status::Running) else {
+            return Ok(None);
+        };
+        let stale = match stale {
+            Some(rule) => format!(
+                "sum(CASE WHEN {} THEN 1 ELSE 0 END)",
+                self.stale(rule, &mut b)?
+            ),
+            None => "NULL".into(),
+        };
+        let text = format!(
+            "SELECT {}, count(*), {stale} FROM {} WHERE {state} GROUP BY 1",
+            self.queue_expr(),
+            self.t.table()
+        );
+        Ok(Some(self.stmt(&text, b)))
+    }
+
+    /// Jobs in a state per queue.
+    pub fn state_counts(&self, status: Status) -> Option<Stmt> {
+        let state = self.state(status)?;
+        Some(Stmt::plain(format!(
+            "SELECT {}, count(*) FROM {} WHERE {state} GROUP BY 1",
+            self.queue_expr(),
+            self.t.table()
+        )))
+    }
+
+    /// Every distinct stored status, one index seek each (a loose index
+    /// scan): the way to find values no state claims without reading the
+    /// whole table.
+    pub fn distinct_statuses(&self) -> Stmt {
+        let (s, t) = (self.status_col(), self.t.table());
+        Stmt::plain(format!(
+            "WITH RECURSIVE qctl_v(v) AS (SELECT min({s}) FROM {t} UNION ALL \
+             SELECT (SELECT min({s}) FROM {t} WHERE {s} > qctl_v.v) FROM qctl_v WHERE qctl_v.v IS NOT NULL) \
+             SELECT {} FROM qctl_v WHERE v IS NOT NULL",
+            self.d.as_text("v")
+        ))
+    }
+
+    /// Jobs with one unmapped stored status (or none: NULL) per queue.
+    pub fn value_counts(&self, value: Option<&str>) -> Stmt {
+        let mut b = Binds::default();
+        let s = self.status_col();
+        let filter = match value {
+            Some(value) => format!("{} = {}", self.d.as_text(&s), b.push(value)),
+            None => format!("{s} IS NULL"),
+        };
+        let text = format!(
+            "SELECT {}, count(*) FROM {} WHERE {filter} GROUP BY 1",
+            self.queue_expr(),
+            self.t.table()
+        );
+        self.stmt(&text, b)
+    }
+}
+
+fn set(column: String, value: String) -> Set {
+    Set {
+        column,
+        value,
+        writes_counter: false,
+    }
+}
+
+fn counter(column: String, value: String) -> Set {
+    Set {
+        column,
+        value,
+        writes_counter: true,
+    }
+}
+
+/// A job id as bound: a number for integer ids; text otherwise, which the
+/// backend encodes as the column's own type (uuid, text).
+pub fn id_bind(id: &JobId) -> Bind {
+    match id {
+        JobId::Int(n) => Bind::Int(*n),
+        JobId::Text(t) => Bind::Text(t.clone()),
+    }
+}
+
+/// A value read from a row, bound again as it came.
+pub fn value_bind(value: &Value) -> Bind {
+    match value {
+        Value::Null => Bind::Null,
+        Value::Int(n) => Bind::Int(*n),
+        Value::Float(f) => Bind::Float(*f),
+        Value::Text(t) => Bind::Text(t.clone()),
+        Value::Bytes(b) => Bind::Text(String::from_utf8_lossy(b).into_owned()),
+        Value::Time(t) => Bind::Time(*t),
+        Value::Bool(b) => Bind::Bool(*b),
+    }
+}
+
+/// A job id from a row: a number for integer ids, text otherwise.
+pub fn job_id(value: Value) -> JobId {
+    match value {
+        Value::Int(n) => JobId::Int(n),
+        other => JobId::Text(other.into_text().unwrap_or_default()),
+    }
+}
+
+/// Reads a slot of a row, leaving NULL behind.
+fn take_value(value: &mut Value) -> Value {
+    std::mem::replace(value, Value::Null)
+}

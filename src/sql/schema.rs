@@ -1,0 +1,277 @@
+//! The queue table as qctl will speak to it: the layout (which column is
+//! which concept, which values are which state) resolved against what the
+//! table really has (each column's type, nullability, default). Statement
+//! builders take this, never the catalog.
+
+use anyhow::Result;
+
+use super::Dialect;
+use super::time::IsoStyle;
+use crate::error::QctlError;
+use crate::layout::{CONCEPTS, Concept, Ident, Layout, TimeEncoding};
+
+/// How a time column stores its times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeRepr {
+    /// PostgreSQL `timestamptz` (MySQL DATETIME read in UTC).
+    Timestamptz,
+    /// `timestamp without time zone`, holding UTC.
+    Timestamp,
+    EpochSeconds,
+    EpochMillis,
+    /// ISO-8601 text in the table's style (SQLite).
+    Iso(IsoStyle),
+    /// SQLite's julianday() numbers.
+    JulianDay,
+}
+
+impl TimeRepr {
+    pub fn of_encoding(encoding: TimeEncoding) -> TimeRepr {
+        match encoding {
+            TimeEncoding::Unix => TimeRepr::EpochSeconds,
+            TimeEncoding::UnixMs => TimeRepr::EpochMillis,
+            TimeEncoding::Iso8601 => TimeRepr::Iso(IsoStyle::SQLITE),
+            TimeEncoding::JulianDay => TimeRepr::JulianDay,
+        }
+    }
+
+    /// The encoding name, for messages about SQLite tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeRepr::Timestamptz => "timestamptz",
+            TimeRepr::Timestamp => "timestamp",
+            TimeRepr::EpochSeconds => "unix",
+            TimeRepr::EpochMillis => "unix_ms",
+            TimeRepr::Iso(_) => "iso8601",
+            TimeRepr::JulianDay => "julianday",
+        }
+    }
+}
+
+/// What a column holds, as far as the SQL needs to know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnKind {
+    Int,
+    Float,
+    Bool,
+    Text,
+    /// A PostgreSQL enum, by type name.
+    Enum(String),
+    Uuid,
+    Json,
+    Jsonb,
+    Bytes,
+    /// An array of text; the worker column of River, the last element
+    /// being the latest worker.
+    TextArray,
+    Time(TimeRepr),
+    /// Anything else, by the database's own name for it.
+    Other(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    pub name: Ident,
+    pub kind: ColumnKind,
+    pub nullable: bool,
+    /// The DEFAULT expression, as the catalog holds it.
+    pub default: Option<String>,
+    /// Computed by the database (GENERATED ALWAYS AS): never written.
+    pub generated: bool,
+}
+
+impl Column {
+    pub fn time_repr(&self) -> Option<TimeRepr> {
+        match self.kind {
+            ColumnKind::Time(repr) => Some(repr),
+            _ => None,
+        }
+    }
+}
+
+/// One column as a backend's catalog describes it, before the layout
+/// gives it a meaning.
+#[derive(Debug, Clone)]
+pub struct CatalogColumn {
+    pub name: String,
+    pub kind: ColumnKind,
+    pub nullable: bool,
+    pub default: Option<String>,
+    pub generated: bool,
+    pub primary_key: bool,
+}
+
+/// The resolved queue table.
+#[derive(Debug, Clone)]
+pub struct QueueTable {
+    pub layout: Layout,
+    pub dialect: &'static Dialect,
+    columns: [Option<Column>; CONCEPTS],
+    /// SQLite: the id is the rowid alias, which every index carries.
+    pub id_is_rowid: bool,
+    /// Concepts the preset names but the table lacks (so they are unmapped).
+    pub absent: Vec<(Concept, Ident)>,
+}
+
+impl QueueTable {
+    /// The table as `qctl init` creates it for this layout.
+    pub fn planned(layout: &Layout, dialect: &'static Dialect) -> QueueTable {
+        let time = match (dialect.name, layout.time) {
+            ("sqlite", encoding) => TimeRepr::of_encoding(encoding.unwrap_or(TimeEncoding::Unix)),
+            _ => TimeRepr::Timestamptz,
+        };
+        let mut columns: [Option<Column>; CONCEPTS] = Default::default();
+        for (concept, ident) in layout.mapped_columns() {
+            let (kind, nullable) = match concept {
+                Concept::Id | Concept::Attempts | Concept::MaxAttempts | Concept::Priority => {
+                    (ColumnKind::Int, false)
+                }
+                Concept::Payload if dialect.name == "postgres" => (ColumnKind::Jsonb, false),
+                Concept::Queue | Concept::Status | Concept::Payload => (ColumnKind::Text, false),
+                Concept::RunAt | Concept::CreatedAt | Concept::UpdatedAt => {
+                    (ColumnKind::Time(time), false)
+                }
+                Concept::LockedUntil | Concept::LockedAt | Concept::FinishedAt => {
+                    (ColumnKind::Time(time), true)
+                }
+                Concept::LockedBy | Concept::LastError => (ColumnKind::Text, true),
+            };
+            columns[concept as usize] = Some(Column {
+                name: ident.clone(),
+                kind,
+                nullable,
+                default: None,
+                generated: false,
+            });
+        }
+        QueueTable {
+            layout: layout.clone(),
+            dialect,
+            columns,
+            id_is_rowid: dialect.name == "sqlite",
+            absent: Vec::new(),
+        }
+    }
+
+    /// Gives the catalog's columns their meaning. A column the config file
+    /// named, or one qctl cannot work without, must exist; an optional
+    /// column of a preset that the table lacks is left out, and a command
+    /// that needs it says so.
+    pub fn resolve(
+        mut layout: Layout,
+        dialect: &'static Dialect,
+        catalog: &[CatalogColumn],
+    ) -> Result<QueueTable> {
+        let mut columns: [Option<Column>; CONCEPTS] = Default::default();
+        let mut absent = Vec::new();
+        let mapped: Vec<(Concept, Ident)> = layout
+            .mapped_columns()
+            .map(|(c, i)| (c, i.clone()))
+            .collect();
+        for (concept, ident) in mapped {
+            let found = catalog
+                .iter()
+                .find(|c| c.name.eq_ignore_ascii_case(ident.as_str()));
+            match found {
+                Some(column) => {
+                    columns[concept as usize] = Some(Column {
+                        name: ident,
+                        kind: column.kind.clone(),
+                        nullable: column.nullable,
+                        default: column.default.clone(),
+                        generated: column.generated,
+                    });
+                }
+                None if concept.required() || layout.is_explicit(concept) => {
+                    return Err(QctlError::MissingColumn {
+                        column: ident.to_string(),
+                        concept: concept.key(),
+                        table: layout.table.to_string(),
+                        found: catalog
+                            .iter()
+                            .map(|c| c.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    }
+                    .into());
+                }
+                None => {
+                    layout.unmap(concept);
+                    absent.push((concept, ident));
+                }
+            }
+        }
+        let id_is_rowid = dialect.name == "sqlite"
+            && catalog.iter().filter(|c| c.primary_key).count() == 1
+            && layout.column(Concept::Id).is_some_and(|id| {
+                catalog.iter().any(|c| {
+                    c.primary_key
+                        && c.name.eq_ignore_ascii_case(id.as_str())
+                        && matches!(c.kind, ColumnKind::Int)
+                        && c.default.as_deref() == Some("rowid")
+                })
+            });
+        Ok(QueueTable {
+            layout,
+            dialect,
+            columns,
+            id_is_rowid,
+            absent,
+        })
+    }
+
+    pub fn col(&self, concept: Concept) -> Option<&Column> {
+        self.columns[concept as usize].as_ref()
+    }
+
+    /// Sets how a time column stores times (SQLite: found from its rows).
+    pub fn set_time_repr(&mut self, concept: Concept, repr: TimeRepr) {
+        if let Some(column) = self.columns[concept as usize].as_mut() {
+            column.kind = ColumnKind::Time(repr);
+        }
+    }
+
+    /// The quoted column of a concept, if the table has one.
+    pub fn q(&self, concept: Concept) -> Option<String> {
+        self.col(concept).map(|c| self.dialect.ident(&c.name))
+    }
+
+    /// The quoted column of a concept every table has (id, status).
+    pub fn must(&self, concept: Concept) -> String {
+        self.q(concept)
+            .unwrap_or_else(|| unreachable!("{} is required", concept.key()))
+    }
+
+    /// The column for a concept, or an error saying what needs it.
+    pub fn require(&self, concept: Concept, needed_for: &str) -> Result<String> {
+        self.layout.require(concept, needed_for)?;
+        Ok(self.must(concept))
+    }
+
+    /// How a time concept's column stores times.
+    pub fn time_repr(&self, concept: Concept) -> TimeRepr {
+        self.col(concept)
+            .and_then(Column::time_repr)
+            .unwrap_or(match self.dialect.name {
+                "sqlite" => TimeRepr::EpochSeconds,
+                _ => TimeRepr::Timestamptz,
+            })
+    }
+
+    /// The quoted table name.
+    pub fn table(&self) -> String {
+        self.dialect.table(&self.layout.table)
+    }
+
+    pub fn id_is_integer(&self) -> bool {
+        self.col(Concept::Id)
+            .is_some_and(|c| matches!(c.kind, ColumnKind::Int))
+    }
+
+    /// Whether a column may be written (it exists and is not generated).
+    pub fn writable(&self, concept: Concept) -> Option<String> {
+        self.col(concept)
+            .filter(|c| !c.generated)
+            .map(|c| self.dialect.ident(&c.name))
+    }
+}
