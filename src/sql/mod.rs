@@ -194,3 +194,115 @@ impl std::fmt::Display for Stmt {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod snapshots {
+    //! The SQL each dialect generates for each preset, reviewed as
+    //! snapshots (as diesel does for its dialects): a change to a
+    //! statement shows up as a diff to read.
+
+    use std::time::Duration;
+
+    use chrono::TimeZone;
+
+    use super::dialect::{LockMode, POSTGRES, SQLITE};
+    use super::queue::QueueSql;
+    use super::schema::QueueTable;
+    use super::{Dialect, Value, ddl};
+    use crate::layout::{Layout, PRESETS, Status};
+    use crate::model::JobId;
+    use crate::request::*;
+
+    fn statements(preset: &str, dialect: &'static Dialect) -> String {
+        let layout = Layout::preset(preset).unwrap();
+        let table = QueueTable::planned(&layout, dialect);
+        let now = chrono::Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
+        let q = QueueSql::new(&table, now);
+        let claim = ClaimRequest {
+            worker: "w1".into(),
+            queue: table.q(crate::layout::Concept::Queue).map(|_| "default".into()),
+            lease: table
+                .q(crate::layout::Concept::LockedUntil)
+                .map(|_| Duration::from_secs(300)),
+        };
+        let finish = |finish| FinishRequest {
+            id: JobId::Int(7),
+            worker: "w1".into(),
+            fence: Some(2),
+            finish,
+        };
+        let rule = if table.q(crate::layout::Concept::LockedUntil).is_some() {
+            StaleRule::Lease
+        } else {
+            StaleRule::LockAge(Duration::from_secs(600))
+        };
+        let reap = ReapRequest {
+            rule,
+            queue: None,
+            dry_run: false,
+            batch_size: 1000,
+            wait: false,
+            show: 100,
+        };
+        let purge = PurgeRequest {
+            status: Status::Done,
+            cutoff: now - chrono::Duration::days(30),
+            queue: None,
+            dry_run: false,
+            batch_size: 1000,
+        };
+        let list = ListRequest {
+            queue: None,
+            status: Some(ListStatus::Is(Status::Pending)),
+            stale: None,
+            limit: 50,
+        };
+        let ids = [Value::Int(7), Value::Int(8)];
+        let mut out = String::new();
+        let mut add = |name: &str, text: String| {
+            out.push_str(&format!("-- {name}\n{text}\n"));
+        };
+        add("table", ddl::table_ddl(&table));
+        add("claim index", ddl::IndexSpec::claim(&table).create_sql(&table, true));
+        add("state index", ddl::IndexSpec::state(&table).create_sql(&table, true));
+        add("claim", q.claim(&claim, LockMode::SkipLocked).unwrap().to_string());
+        add("claim pick", q.claim_pick(&claim, LockMode::SkipLocked).unwrap().to_string());
+        add("claim apply", q.claim_apply(&claim, &Value::Int(7)).unwrap().to_string());
+        add("complete", q.finish(&finish(Finish::Complete)).unwrap().to_string());
+        add(
+            "fail",
+            q.finish(&finish(Finish::Fail {
+                error: Some("boom".into()),
+                retry_delay: Duration::from_secs(30),
+                dead_letter: false,
+            }))
+            .unwrap()
+            .to_string(),
+        );
+        add("retry ids", q.retry_ids(&[JobId::Int(7)]).unwrap().to_string());
+        add("retry batch", q.retry_batch(None, 1000).unwrap().to_string());
+        add("reap batch", q.reap_batch(&reap).unwrap().to_string());
+        add("reap pick", q.reap_pick(&reap).unwrap().to_string());
+        add("reap apply", q.reap_apply(&reap, &ids).unwrap().to_string());
+        add("purge batch", q.purge_batch(&purge).unwrap().to_string());
+        add("purge pick", q.purge_pick(&purge).unwrap().to_string());
+        add("list pending", q.list(&list).unwrap().to_string());
+        add("show", q.show(&JobId::Int(7)).to_string());
+        add("pending counts", q.pending_counts().unwrap().to_string());
+        add("running counts", q.running_counts(Some(rule)).unwrap().unwrap().to_string());
+        add("distinct statuses", q.distinct_statuses().to_string());
+        out
+    }
+
+    #[test]
+    fn every_dialect_and_preset() {
+        for dialect in [&SQLITE, &POSTGRES] {
+            for preset in PRESETS {
+                insta::assert_snapshot!(
+                    format!("{}__{preset}", dialect.name),
+                    statements(preset, dialect)
+                );
+            }
+        }
+    }
+}
