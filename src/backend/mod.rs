@@ -133,13 +133,29 @@ pub enum IndexState {
 
 /// One database holding a queue table.
 pub trait Backend {
-    fn name(&self) -> &'static str;
+    /// The database's name in reports (`sqlite`, `postgres`).
+    fn name(&self) -> &'static str {
+        self.table().dialect.name
+    }
     /// The queue table, resolved against the catalog.
     fn table(&self) -> &QueueTable;
 
-    fn begin(&mut self, mode: TxMode) -> Result<()>;
-    fn commit(&mut self) -> Result<()>;
-    fn rollback(&mut self) -> Result<()>;
+    /// Runs SQL without parameters or results (transaction control,
+    /// session settings, DDL).
+    fn run(&mut self, sql: &str) -> Result<()>;
+    fn begin(&mut self, mode: TxMode) -> Result<()> {
+        let dialect = self.table().dialect;
+        self.run(match mode {
+            TxMode::Read => dialect.begin_read,
+            TxMode::Write => dialect.begin_write,
+        })
+    }
+    fn commit(&mut self) -> Result<()> {
+        self.run("COMMIT")
+    }
+    fn rollback(&mut self) -> Result<()> {
+        self.run("ROLLBACK")
+    }
     fn query(&mut self, stmt: &Stmt) -> Result<Vec<Row>>;
     fn execute(&mut self, stmt: &Stmt) -> Result<u64>;
     /// The clock the queue's times are judged by: the server's, where the

@@ -96,6 +96,10 @@ pub struct Dialect {
     pub assignments_see_new_values: bool,
     /// The column types of `init`'s table.
     pub ddl: &'static DdlTypes,
+    /// How a read transaction (one snapshot, read-only) begins.
+    pub begin_read: &'static str,
+    /// How a write transaction begins.
+    pub begin_write: &'static str,
 }
 
 pub static SQLITE: Dialect = Dialect {
@@ -123,6 +127,10 @@ pub static SQLITE: Dialect = Dialect {
         timestamp: "INTEGER",
         now: "(unixepoch())",
     },
+    begin_read: "BEGIN",
+    // The write lock up front: a deferred transaction that upgrades later
+    // can fail with SQLITE_BUSY without waiting.
+    begin_write: "BEGIN IMMEDIATE",
 };
 
 pub static POSTGRES: Dialect = Dialect {
@@ -150,6 +158,11 @@ pub static POSTGRES: Dialect = Dialect {
         timestamp: "timestamptz",
         now: "now()",
     },
+    begin_read: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+    // READ COMMITTED whatever the server's default: SKIP LOCKED claims
+    // under SERIALIZABLE would fail with serialization errors instead of
+    // moving on.
+    begin_write: "BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE",
 };
 
 impl Dialect {

@@ -220,7 +220,9 @@ mod snapshots {
         let q = QueueSql::new(&table, now);
         let claim = ClaimRequest {
             worker: "w1".into(),
-            queue: table.q(crate::layout::Concept::Queue).map(|_| "default".into()),
+            queue: table
+                .q(crate::layout::Concept::Queue)
+                .map(|_| "default".into()),
             lease: table
                 .q(crate::layout::Concept::LockedUntil)
                 .map(|_| Duration::from_secs(300)),
@@ -263,12 +265,32 @@ mod snapshots {
             out.push_str(&format!("-- {name}\n{text}\n"));
         };
         add("table", ddl::table_ddl(&table));
-        add("claim index", ddl::IndexSpec::claim(&table).create_sql(&table, true));
-        add("state index", ddl::IndexSpec::state(&table).create_sql(&table, true));
-        add("claim", q.claim(&claim, LockMode::SkipLocked).unwrap().to_string());
-        add("claim pick", q.claim_pick(&claim, LockMode::SkipLocked).unwrap().to_string());
-        add("claim apply", q.claim_apply(&claim, &Value::Int(7)).unwrap().to_string());
-        add("complete", q.finish(&finish(Finish::Complete)).unwrap().to_string());
+        add(
+            "claim index",
+            ddl::IndexSpec::claim(&table).create_sql(&table, true),
+        );
+        add(
+            "state index",
+            ddl::IndexSpec::state(&table).create_sql(&table, true),
+        );
+        add(
+            "claim",
+            q.claim(&claim, LockMode::SkipLocked).unwrap().to_string(),
+        );
+        add(
+            "claim pick",
+            q.claim_pick(&claim, LockMode::SkipLocked)
+                .unwrap()
+                .to_string(),
+        );
+        add(
+            "claim apply",
+            q.claim_apply(&claim, &Value::Int(7)).unwrap().to_string(),
+        );
+        add(
+            "complete",
+            q.finish(&finish(Finish::Complete)).unwrap().to_string(),
+        );
         add(
             "fail",
             q.finish(&finish(Finish::Fail {
@@ -279,8 +301,14 @@ mod snapshots {
             .unwrap()
             .to_string(),
         );
-        add("retry ids", q.retry_ids(&[JobId::Int(7)]).unwrap().to_string());
-        add("retry batch", q.retry_batch(None, 1000).unwrap().to_string());
+        add(
+            "retry ids",
+            q.retry_ids(&[JobId::Int(7)]).unwrap().to_string(),
+        );
+        add(
+            "retry batch",
+            q.retry_batch(None, 1000).unwrap().to_string(),
+        );
         add("reap batch", q.reap_batch(&reap).unwrap().to_string());
         add("reap pick", q.reap_pick(&reap).unwrap().to_string());
         add("reap apply", q.reap_apply(&reap, &ids).unwrap().to_string());
@@ -289,7 +317,10 @@ mod snapshots {
         add("list pending", q.list(&list).unwrap().to_string());
         add("show", q.show(&JobId::Int(7)).to_string());
         add("pending counts", q.pending_counts().unwrap().to_string());
-        add("running counts", q.running_counts(Some(rule)).unwrap().unwrap().to_string());
+        add(
+            "running counts",
+            q.running_counts(Some(rule)).unwrap().unwrap().to_string(),
+        );
         add("distinct statuses", q.distinct_statuses().to_string());
         out
     }

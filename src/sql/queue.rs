@@ -394,6 +394,84 @@ impl<'t> QueueSql<'t> {
         Ok(self.stmt(&text, b))
     }
 
+    // ----- enqueue ----------------------------------------------------
+
+    /// The columns a new job is written to: its status and payload, and
+    /// whichever of queue, attempts, due time and times the table has.
+    pub fn insert_concepts(&self) -> Result<Vec<Concept>> {
+        self.t
+            .require(Concept::Payload, "enqueue needs to store the job")?;
+        let mut concepts = vec![Concept::Status, Concept::Payload];
+        concepts.extend(
+            [
+                Concept::Queue,
+                Concept::Attempts,
+                Concept::MaxAttempts,
+                Concept::RunAt,
+                Concept::CreatedAt,
+                Concept::UpdatedAt,
+            ]
+            .into_iter()
+            .filter(|c| self.t.writable(*c).is_some()),
+        );
+        Ok(concepts)
+    }
+
+    /// `INSERT INTO t (columns) VALUES (placeholders)`, returning the id if
+    /// asked; the values come from [`Self::insert_values`].
+    pub fn insert(&self, concepts: &[Concept], return_id: bool) -> String {
+        let columns: Vec<String> = concepts.iter().map(|c| self.t.must(*c)).collect();
+        let placeholders: Vec<String> =
+            (1..=columns.len()).map(|i| self.d.placeholder(i)).collect();
+        let returning = if return_id {
+            format!(" RETURNING {}", self.t.must(Concept::Id))
+        } else {
+            String::new()
+        };
+        format!(
+            "INSERT INTO {} ({}) VALUES ({}){returning}",
+            self.t.table(),
+            columns.join(", "),
+            placeholders.join(", ")
+        )
+    }
+
+    /// A new job's values for `concepts`, pending, with no attempt used;
+    /// created and updated `now`. A due time computed from this machine's
+    /// clock moves by `skew` to the database's.
+    pub fn insert_values(
+        &self,
+        concepts: &[Concept],
+        job: &crate::model::NewJob,
+        skew: chrono::Duration,
+    ) -> Vec<Bind> {
+        let pending = self
+            .t
+            .layout
+            .statuses
+            .written(Status::Pending)
+            .unwrap_or_default();
+        concepts
+            .iter()
+            .map(|c| match c {
+                Concept::Status => Bind::Text(pending.to_string()),
+                Concept::Payload => Bind::Json(job.payload.clone()),
+                Concept::Queue => Bind::Text(job.queue.clone()),
+                Concept::Attempts => Bind::Int(0),
+                Concept::MaxAttempts => Bind::Int(job.max_attempts),
+                Concept::RunAt => time::encode(
+                    if job.run_at_from_now {
+                        job.run_at + skew
+                    } else {
+                        job.run_at
+                    },
+                    self.t.time_repr(Concept::RunAt),
+                ),
+                other => time::encode(self.now, self.t.time_repr(*other)),
+            })
+            .collect()
+    }
+
     // ----- claim ------------------------------------------------------
 
     /// `WHERE` of the jobs a claim may take.
@@ -643,18 +721,27 @@ impl<'t> QueueSql<'t> {
     pub fn retry_ids(&self, ids: &[JobId]) -> Result<Stmt> {
         let mut b = Binds::default();
         let sets = self.retry_sets(&mut b)?;
+        Ok(self.update_ids(sets, ids.iter().map(id_bind), Status::Failed, b))
+    }
+
+    /// `UPDATE ... WHERE id IN (...)` of jobs still in `state`.
+    fn update_ids(
+        &self,
+        sets: Vec<Set>,
+        ids: impl Iterator<Item = Bind>,
+        state: Status,
+        mut b: Binds,
+    ) -> Stmt {
+        let sets = self.sets(sets);
+        let ids: Vec<String> = ids.map(|id| b.push(id)).collect();
         let text = format!(
-            "UPDATE {} SET {} WHERE {} IN ({}) AND {}",
+            "UPDATE {} SET {sets} WHERE {} IN ({}) AND {}",
             self.t.table(),
-            self.sets(sets),
             self.t.must(Concept::Id),
-            ids.iter()
-                .map(|id| b.push(id_bind(id)))
-                .collect::<Vec<_>>()
-                .join(", "),
-            self.state_or_none(Status::Failed),
+            ids.join(", "),
+            self.state_or_none(state),
         );
-        Ok(self.stmt(&text, b))
+        self.stmt(&text, b)
     }
 
     /// One batch of `retry --all`, returning the ids.
@@ -846,18 +933,7 @@ impl<'t> QueueSql<'t> {
     pub fn reap_apply(&self, request: &ReapRequest, ids: &[Value]) -> Result<Stmt> {
         let mut b = Binds::default();
         let sets = self.reap_sets(request.rule, &mut b)?;
-        let text = format!(
-            "UPDATE {} SET {} WHERE {} IN ({}) AND {}",
-            self.t.table(),
-            self.sets(sets),
-            self.t.must(Concept::Id),
-            ids.iter()
-                .map(|id| b.push(value_bind(id)))
-                .collect::<Vec<_>>()
-                .join(", "),
-            self.state_or_none(Status::Running),
-        );
-        Ok(self.stmt(&text, b))
+        Ok(self.update_ids(sets, ids.iter().map(value_bind), Status::Running, b))
     }
 
     /// A reported job from a row of [`Self::reap_batch`] or
@@ -960,18 +1036,7 @@ impl<'t> QueueSql<'t> {
     pub fn retry_apply(&self, ids: &[Value]) -> Result<Stmt> {
         let mut b = Binds::default();
         let sets = self.retry_sets(&mut b)?;
-        let text = format!(
-            "UPDATE {} SET {} WHERE {} IN ({}) AND {}",
-            self.t.table(),
-            self.sets(sets),
-            self.t.must(Concept::Id),
-            ids.iter()
-                .map(|id| b.push(value_bind(id)))
-                .collect::<Vec<_>>()
-                .join(", "),
-            self.state_or_none(Status::Failed),
-        );
-        Ok(self.stmt(&text, b))
+        Ok(self.update_ids(sets, ids.iter().map(value_bind), Status::Failed, b))
     }
 
     // ----- counts -----------------------------------------------------

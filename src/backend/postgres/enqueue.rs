@@ -11,34 +11,16 @@ use super::error::db_message;
 use super::value::PgBind;
 use crate::backend::{Backend, TxMode};
 use crate::engine::check_new_job;
-use crate::layout::{Concept, Status};
 use crate::model::{EnqueueOutcome, NewJob};
+use crate::sql::queue::QueueSql;
 use crate::sql::queue::job_id;
-use crate::sql::time::encode;
-use crate::sql::{Bind, Stmt, Value};
+use crate::sql::{Stmt, Value};
 
 pub fn enqueue(
     b: &mut PostgresBackend,
     jobs: &mut dyn Iterator<Item = Result<NewJob>>,
     return_ids: bool,
 ) -> Result<EnqueueOutcome> {
-    b.table
-        .require(Concept::Payload, "enqueue needs to store the job")?;
-    let optional = [
-        Concept::Queue,
-        Concept::Attempts,
-        Concept::MaxAttempts,
-        Concept::RunAt,
-        Concept::CreatedAt,
-        Concept::UpdatedAt,
-    ];
-    let mut concepts = vec![Concept::Status, Concept::Payload];
-    concepts.extend(
-        optional
-            .into_iter()
-            .filter(|c| b.table.writable(*c).is_some()),
-    );
-    let columns: Vec<String> = concepts.iter().map(|c| b.table.must(*c)).collect();
     let table = b.table.clone();
     // The server's clock, not this machine's: claim and stats compare
     // with the server's now(), so a skewed client must not make new jobs
@@ -46,42 +28,13 @@ pub fn enqueue(
     let client_now = Utc::now();
     let now = b.clock()?;
     let skew = now - client_now;
-    let pending = table
-        .layout
-        .statuses
-        .written(Status::Pending)
-        .unwrap_or_default()
-        .to_string();
-    let values = |job: &NewJob| -> Vec<Bind> {
-        concepts
-            .iter()
-            .map(|c| match c {
-                Concept::Status => Bind::Text(pending.clone()),
-                Concept::Payload => Bind::Json(job.payload.clone()),
-                Concept::Queue => Bind::Text(job.queue.clone()),
-                Concept::Attempts => Bind::Int(0),
-                Concept::MaxAttempts => Bind::Int(job.max_attempts),
-                Concept::RunAt => encode(
-                    if job.run_at_from_now {
-                        job.run_at + skew
-                    } else {
-                        job.run_at
-                    },
-                    table.time_repr(Concept::RunAt),
-                ),
-                other => encode(now, table.time_repr(*other)),
-            })
-            .collect()
-    };
+    let q = QueueSql::new(&table, now);
+    let concepts = q.insert_concepts()?;
+    let columns: Vec<String> = concepts.iter().map(|c| table.must(*c)).collect();
+    let values = |job: &NewJob| q.insert_values(&concepts, job, skew);
     let quoted = table.table();
     if return_ids {
-        let placeholders: Vec<String> = (1..=columns.len()).map(|i| format!("${i}")).collect();
-        let sql = format!(
-            "INSERT INTO {quoted} ({}) VALUES ({}) RETURNING {}",
-            columns.join(", "),
-            placeholders.join(", "),
-            table.must(Concept::Id)
-        );
+        let sql = q.insert(&concepts, true);
         let ids = crate::engine::in_tx(b, TxMode::Write, true, |b| {
             let mut ids = Vec::new();
             for job in jobs {

@@ -302,27 +302,12 @@ fn classify(ty: &str, typtype: &str) -> ColumnKind {
 }
 
 impl Backend for PostgresBackend {
-    fn name(&self) -> &'static str {
-        "postgres"
-    }
-
     fn table(&self) -> &QueueTable {
         &self.table
     }
 
-    fn begin(&mut self, mode: TxMode) -> Result<()> {
-        self.batch(match mode {
-            TxMode::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-            TxMode::Write => "BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE",
-        })
-    }
-
-    fn commit(&mut self) -> Result<()> {
-        self.batch("COMMIT")
-    }
-
-    fn rollback(&mut self) -> Result<()> {
-        self.batch("ROLLBACK")
+    fn run(&mut self, sql: &str) -> Result<()> {
+        self.batch(sql)
     }
 
     fn query(&mut self, stmt: &Stmt) -> Result<Vec<Row>> {

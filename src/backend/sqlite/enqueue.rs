@@ -8,54 +8,19 @@ use rusqlite::types::ValueRef;
 use super::{SqliteBackend, to_sql};
 use crate::backend::{Backend, TxMode};
 use crate::engine::check_new_job;
-use crate::layout::{Concept, Status};
 use crate::model::{EnqueueOutcome, JobId, NewJob};
-use crate::sql::time::encode;
+use crate::sql::queue::QueueSql;
 
 pub fn enqueue(
     b: &mut SqliteBackend,
     jobs: &mut dyn Iterator<Item = Result<NewJob>>,
     return_ids: bool,
 ) -> Result<EnqueueOutcome> {
-    let t = &b.table;
-    let payload = t.require(Concept::Payload, "enqueue needs to store the job")?;
-    let mut columns = vec![t.must(Concept::Status), payload];
-    let optional = [
-        Concept::Queue,
-        Concept::Attempts,
-        Concept::MaxAttempts,
-        Concept::RunAt,
-        Concept::CreatedAt,
-        Concept::UpdatedAt,
-    ];
-    let present: Vec<Concept> = optional
-        .into_iter()
-        .filter(|c| t.writable(*c).is_some())
-        .collect();
-    columns.extend(present.iter().map(|c| t.must(*c)));
-    let placeholders: Vec<String> = (1..=columns.len()).map(|i| format!("?{i}")).collect();
-    let returning = if return_ids {
-        format!(" RETURNING {}", t.must(Concept::Id))
-    } else {
-        String::new()
-    };
-    let sql = format!(
-        "INSERT INTO {} ({}) VALUES ({}){returning}",
-        t.table(),
-        columns.join(", "),
-        placeholders.join(", ")
-    );
     let now = Utc::now();
-    let created = to_sql(&encode(now, t.time_repr(Concept::CreatedAt)));
-    let updated = to_sql(&encode(now, t.time_repr(Concept::UpdatedAt)));
-    let run_at_repr = t.time_repr(Concept::RunAt);
-    let pending = t
-        .layout
-        .statuses
-        .written(Status::Pending)
-        .unwrap_or_default()
-        .to_string();
-    let table = t.clone();
+    let table = b.table.clone();
+    let q = QueueSql::new(&table, now);
+    let concepts = q.insert_concepts()?;
+    let sql = q.insert(&concepts, return_ids);
     let started = b.log.start();
     b.begin(TxMode::Write)?;
     let result = (|| -> Result<(u64, Vec<JobId>)> {
@@ -66,21 +31,12 @@ pub fn enqueue(
         for job in jobs {
             let job = job?;
             check_new_job(&table, &job, now)?;
-            stmt.raw_bind_parameter(1, &pending).map_err(err)?;
-            stmt.raw_bind_parameter(2, &job.payload).map_err(err)?;
-            for (i, concept) in present.iter().enumerate() {
-                let index = i + 3;
-                match concept {
-                    Concept::Queue => stmt.raw_bind_parameter(index, &job.queue),
-                    Concept::Attempts => stmt.raw_bind_parameter(index, 0i64),
-                    Concept::MaxAttempts => stmt.raw_bind_parameter(index, job.max_attempts),
-                    Concept::RunAt => {
-                        stmt.raw_bind_parameter(index, to_sql(&encode(job.run_at, run_at_repr)))
-                    }
-                    Concept::CreatedAt => stmt.raw_bind_parameter(index, &created),
-                    _ => stmt.raw_bind_parameter(index, &updated),
-                }
-                .map_err(err)?;
+            for (i, value) in q
+                .insert_values(&concepts, &job, chrono::Duration::zero())
+                .iter()
+                .enumerate()
+            {
+                stmt.raw_bind_parameter(i + 1, to_sql(value)).map_err(err)?;
             }
             if return_ids {
                 let mut rows = stmt.raw_query();

@@ -404,27 +404,12 @@ fn refuse_read_only(target: &SqliteTarget, exists: bool) -> Result<()> {
 }
 
 impl Backend for SqliteBackend {
-    fn name(&self) -> &'static str {
-        "sqlite"
-    }
-
     fn table(&self) -> &QueueTable {
         &self.table
     }
 
-    fn begin(&mut self, mode: TxMode) -> Result<()> {
-        self.run_batch(match mode {
-            TxMode::Read => "BEGIN",
-            TxMode::Write => "BEGIN IMMEDIATE",
-        })
-    }
-
-    fn commit(&mut self) -> Result<()> {
-        self.run_batch("COMMIT")
-    }
-
-    fn rollback(&mut self) -> Result<()> {
-        self.run_batch("ROLLBACK")
+    fn run(&mut self, sql: &str) -> Result<()> {
+        self.run_batch(sql)
     }
 
     fn query(&mut self, stmt: &Stmt) -> Result<Vec<Row>> {
