@@ -478,6 +478,13 @@ impl Render for ExplainReport {
             }
             out.push('\n');
         }
+        for note in &self.notes {
+            let _ = writeln!(
+                out,
+                "{}\n",
+                format!("note: {}", clean(note)).style(styles.dim)
+            );
+        }
         if !self.suggested_indexes.is_empty() {
             let _ = writeln!(
                 out,

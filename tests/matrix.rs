@@ -17,6 +17,13 @@ trait Db {
     fn ago(&self, seconds: i64) -> String;
     fn snapshot(&self) -> String;
     fn stdin(&self, args: &[&str], input: &str) -> Run;
+    /// Runs qctl, killed (and the test failed) after `seconds`.
+    fn run_within(&self, args: &[&str], seconds: u64) -> Run;
+    /// Writes `qctl.toml` where qctl runs.
+    fn config(&self, text: &str);
+    /// Another connection that holds every job row (SQLite: the write
+    /// lock) until dropped.
+    fn hold_jobs(&self) -> Box<dyn std::any::Any>;
 }
 
 impl Db for Sandbox {
@@ -38,6 +45,19 @@ impl Db for Sandbox {
     }
     fn stdin(&self, args: &[&str], input: &str) -> Run {
         self.run_stdin(args, input)
+    }
+    fn run_within(&self, args: &[&str], seconds: u64) -> Run {
+        let mut cmd = self.cmd();
+        cmd.args(["-d", &self.url()]).args(args);
+        common::run_within(cmd, std::time::Duration::from_secs(seconds))
+    }
+    fn config(&self, text: &str) {
+        std::fs::write(self.path("qctl.toml"), text).unwrap();
+    }
+    fn hold_jobs(&self) -> Box<dyn std::any::Any> {
+        let conn = self.conn();
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        Box::new(conn)
     }
 }
 
@@ -80,6 +100,21 @@ impl Db for PgDb {
             stdout: String::from_utf8_lossy(&out.stdout).into(),
             stderr: String::from_utf8_lossy(&out.stderr).into(),
         }
+    }
+    fn run_within(&self, args: &[&str], seconds: u64) -> Run {
+        let mut cmd = self.cmd();
+        cmd.args(["-d", &self.url]).args(args);
+        common::run_within(cmd, std::time::Duration::from_secs(seconds))
+    }
+    fn config(&self, text: &str) {
+        std::fs::write(self.dir.path().join("qctl.toml"), text).unwrap();
+    }
+    fn hold_jobs(&self) -> Box<dyn std::any::Any> {
+        let mut client = self.client();
+        client
+            .batch_execute("BEGIN; SELECT * FROM jobs FOR UPDATE")
+            .unwrap();
+        Box::new(client)
     }
 }
 
@@ -335,6 +370,169 @@ fn app_layout_without_a_lease(db: &dyn Db) {
     assert_eq!(stats["queues"][0]["queue"], Value::Null);
 }
 
+/// Issue 8's attack: retry used to reset the attempts a late worker was
+/// fenced by, so a stale holder of the same name finished a job a new
+/// claim held.
+fn the_fence_survives_retry(db: &dyn Db) {
+    db.run(&["init"]).assert_ok();
+    db.run(&["enqueue", "--payload", "1", "--max-attempts", "1"])
+        .assert_ok();
+    let first = json(db, &["claim", "--worker", "D"]);
+    assert_eq!(first["fence"], 1);
+    db.sql(&format!(
+        "UPDATE jobs SET locked_at = {old}, locked_until = {old}",
+        old = db.ago(3600)
+    ));
+    let reaped = json(db, &["reap", "--timeout", "1s"]);
+    assert_eq!(reaped["dead_lettered"], 1);
+    db.run(&["retry", "1"]).assert_ok();
+    let second = json(db, &["claim", "--worker", "D"]);
+    assert_eq!(second["fence"], 2, "a fence token never repeats: {second}");
+    let stale = db.run(&["complete", "1", "--worker", "D", "--attempt", "1"]);
+    assert_eq!(
+        stale.code, 1,
+        "the stale holder is refused: {}",
+        stale.stderr
+    );
+    assert!(
+        stale.stderr.contains("under fence 2, not 1"),
+        "{}",
+        stale.stderr
+    );
+    assert_eq!(db.count("id = 1 AND status = 'running'"), 1);
+    let done = json(db, &["complete", "1", "--worker", "D", "--fence", "2"]);
+    assert_eq!(done["status"], "done");
+}
+
+/// Without an attempts column the fence is the claim's lock time.
+fn the_fence_without_an_attempts_column(db: &dyn Db) {
+    db.config("[layout]\nwithout = [\"attempts\", \"max_attempts\"]\n");
+    db.run(&["init"]).assert_ok();
+    db.run(&["enqueue", "--payload", "1"]).assert_ok();
+    let first = json(db, &["claim", "--worker", "D"]);
+    let token = first["fence"].as_i64().expect("a lock-time fence");
+    db.sql(&format!("UPDATE jobs SET locked_until = {}", db.ago(60)));
+    json(db, &["reap"]);
+    // A second apart, so the lock times differ on every time encoding.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let second = json(db, &["claim", "--worker", "D"]);
+    assert_ne!(second["fence"], first["fence"]);
+    let stale = db.run(&["fail", "1", "--worker", "D", "--fence", &token.to_string()]);
+    assert_eq!(stale.code, 1, "{}", stale.stderr);
+    let fresh = second["fence"].as_i64().unwrap().to_string();
+    assert_eq!(
+        json(db, &["complete", "1", "--worker", "D", "--fence", &fresh])["status"],
+        "done"
+    );
+}
+
+/// Payloads are stored and shown exactly: no number goes through a float.
+fn payloads_are_kept_exactly(db: &dyn Db) {
+    db.run(&["init"]).assert_ok();
+    let big = "{\"n\":123456789012345678901234567890,\"d\":1.00000000000000000001}";
+    db.run(&["enqueue", "--payload", big]).assert_ok();
+    db.stdin(
+        &["enqueue", "--from-file", "-"],
+        &format!("{{\"payload\": {big}}}\n"),
+    )
+    .assert_ok();
+    let deep = format!("{}7{}", "[".repeat(200), "]".repeat(200));
+    db.run(&["enqueue", "--payload", &deep]).assert_ok();
+    for args in [
+        &["--format", "json", "show", "1"][..],
+        &["--format", "json", "show", "2"],
+        &["--format", "json", "list"],
+        &["--format", "json", "claim", "--worker", "w"],
+        &["show", "1"],
+    ] {
+        let run = db.run(args);
+        run.assert_ok();
+        for token in ["123456789012345678901234567890", "1.00000000000000000001"] {
+            assert!(
+                run.stdout.contains(token),
+                "{args:?} lost {token}:\n{}",
+                run.stdout
+            );
+        }
+    }
+    let shown = db.run(&["--format", "json", "show", "3"]);
+    assert!(
+        shown.stdout.contains("\"payload\": [[[[") && shown.stdout.contains("7]]]]"),
+        "deep nesting comes back as JSON, not as a string: {}",
+        &shown.stdout[..200.min(shown.stdout.len())]
+    );
+    let before = db.snapshot();
+    db.run(&["enqueue", "--payload", "\"\\ud800\""])
+        .assert_error("lone high surrogate");
+    db.stdin(
+        &["enqueue", "--from-file", "-"],
+        "{\"payload\": 1}\n{\"payload\": \"\\udc00\"}\n",
+    )
+    .assert_error("line 2");
+    db.run(&["enqueue", "--payload", "[1,]"])
+        .assert_error("not valid JSON");
+    assert_eq!(db.snapshot(), before);
+}
+
+/// Stored statuses no state claims are counted and shown, never dropped.
+fn unmapped_statuses_are_counted(db: &dyn Db) {
+    db.sql(
+        "CREATE TABLE tasks (id INTEGER PRIMARY KEY, queue TEXT, status TEXT, payload TEXT);
+         INSERT INTO tasks VALUES (1, 'default', 'pending', '1'), (2, 'default', 'archived', '2'),
+           (3, 'default', NULL, '3'), (4, 'default', 'done', '4'), (5, 'other', 'archived', '5');
+         CREATE INDEX tasks_claim ON tasks (queue, status, id);",
+    );
+    let stats = json(db, &["--table", "tasks", "stats"]);
+    let total = &stats["total"];
+    assert_eq!(
+        (
+            total["pending"].as_i64(),
+            total["done"].as_i64(),
+            total["other"].as_i64()
+        ),
+        (Some(1), Some(1), Some(3)),
+        "{stats}"
+    );
+    assert_eq!(total["other_values"], json!({"archived": 2, "null": 1}));
+    let table = db.run(&["--table", "tasks", "stats"]);
+    assert!(table.stdout.contains("other"), "{}", table.stdout);
+    assert!(table.stdout.contains("archived (2)"), "{}", table.stdout);
+    let listed = json(db, &["--table", "tasks", "list", "--status", "other"]);
+    let ids: Vec<i64> = listed["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids, [5, 3, 2]);
+    let doctor = db.run(&["--format", "json", "--table", "tasks", "doctor"]);
+    assert_eq!(doctor.code, 0, "warnings only: {}", doctor.stderr);
+    let unknown = doctor.json()["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "unknown status")
+        .cloned()
+        .expect("doctor warns about unmapped statuses");
+    assert_eq!(unknown["status"], "warning");
+    assert_eq!(db.run(&["--table", "tasks", "doctor", "--strict"]).code, 1);
+}
+
+/// `--busy-timeout 0s` means "do not wait", on every backend.
+fn a_zero_busy_timeout_never_waits(db: &dyn Db) {
+    seeded(db);
+    json(db, &["claim", "--worker", "w"]);
+    let before = db.snapshot();
+    let hold = db.hold_jobs();
+    let run = db.run_within(
+        &["--busy-timeout", "0s", "complete", "1", "--worker", "w"],
+        20,
+    );
+    run.assert_error("busy");
+    drop(hold);
+    assert_eq!(db.snapshot(), before);
+}
+
 macro_rules! on_both_backends {
     ($($scenario:ident),* $(,)?) => {
         mod sqlite {
@@ -351,5 +549,10 @@ on_both_backends!(
     reap_row_by_row,
     purge_in_batches,
     bad_input_changes_nothing,
-    app_layout_without_a_lease
+    app_layout_without_a_lease,
+    the_fence_survives_retry,
+    the_fence_without_an_attempts_column,
+    payloads_are_kept_exactly,
+    unmapped_statuses_are_counted,
+    a_zero_busy_timeout_never_waits,
 );

@@ -839,3 +839,135 @@ fn doctor_on_postgres_checks_locks_too() {
     holder.batch_execute("ROLLBACK").unwrap();
     t.join().unwrap();
 }
+
+/// Issue 8: an index build behind an open transaction is bounded by
+/// --busy-timeout (each wait for an older transaction) and says what it
+/// left; once the transaction ends, init finishes the job.
+#[test]
+fn an_index_build_behind_an_open_transaction_is_bounded() {
+    let db = PgDb::new();
+    ready(&db, 3);
+    db.exec("DROP INDEX jobs_claim_idx");
+    let mut holder = db.client();
+    holder
+        .batch_execute("BEGIN; UPDATE jobs SET queue = 'x' WHERE id = 1")
+        .unwrap();
+    for args in [&["init"][..], &["explain-claim", "--apply"]] {
+        let mut cmd = db.cmd();
+        cmd.args(["-q", "-d", &db.url, "--busy-timeout", "1s"])
+            .args(args);
+        let run = common::run_within(cmd, Duration::from_secs(30));
+        run.assert_error("--busy-timeout");
+        assert!(run.stderr.contains("jobs_claim_idx"), "{}", run.stderr);
+    }
+    holder.batch_execute("ROLLBACK").unwrap();
+    db.run(&["init"]).assert_ok();
+    let valid: bool = db
+        .client()
+        .query_one(
+            "SELECT indisvalid FROM pg_index WHERE indexrelid = 'jobs_claim_idx'::regclass",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(valid, "the invalid leftover was dropped and rebuilt");
+}
+
+/// Issue 8: Ctrl-C during an index build cancels the statement on the
+/// server and drops the unfinished index before qctl exits with 130.
+#[test]
+fn ctrl_c_cancels_an_index_build_and_drops_what_it_left() {
+    let db = PgDb::new();
+    ready(&db, 3);
+    db.exec("DROP INDEX jobs_claim_idx");
+    let mut holder = db.client();
+    holder
+        .batch_execute("BEGIN; UPDATE jobs SET queue = 'x' WHERE id = 1")
+        .unwrap();
+    let mut child = db
+        .cmd()
+        .args(["-d", &db.url, "--busy-timeout", "60s", "init"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let building = |db: &PgDb| -> i64 {
+        db.client()
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+                 AND state = 'active' AND query LIKE 'CREATE INDEX CONCURRENTLY%'",
+                &[],
+            )
+            .unwrap()
+            .get(0)
+    };
+    let started = std::time::Instant::now();
+    while building(&db) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the build never started"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // The cancelled build leaves an invalid index that can only be
+    // dropped once the older transaction ends.
+    thread::sleep(Duration::from_millis(500));
+    assert_eq!(building(&db), 0, "the server no longer runs the build");
+    holder.batch_execute("ROLLBACK").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left: i64 = db
+        .client()
+        .query_one(
+            "SELECT count(*) FROM pg_class WHERE relname = 'jobs_claim_idx'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0, "the unfinished index was dropped");
+}
+
+/// Issue 8: a missing privilege names what each command needs, on every
+/// command.
+#[test]
+fn a_missing_privilege_says_which_on_every_command() {
+    let db = PgDb::new();
+    ready(&db, 2);
+    db.run(&["claim", "--worker", "w"]).assert_ok();
+    let role = format!("qctl_ro_{}", db.name);
+    db.exec(&format!(
+        "DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN; GRANT SELECT ON jobs TO {role};"
+    ));
+    let url = db.url.replacen("postgres@", &format!("{role}@"), 1);
+    let before = db.snapshot();
+    for args in [
+        &["enqueue", "--payload", "1"][..],
+        &["claim", "--worker", "w2"],
+        &["complete", "1", "--worker", "w"],
+        &["fail", "1", "--worker", "w"],
+        &["reap", "--timeout", "1s"],
+        &["retry", "--all"],
+        &["purge", "--older-than", "1s", "--yes"],
+        &["explain-claim", "--apply"],
+    ] {
+        let out = db.cmd().args(["-d", &url]).args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("permission denied") && stderr.contains("lacks a privilege"),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert_eq!(db.snapshot(), before);
+    db.exec(&format!("DROP OWNED BY {role}; DROP ROLE {role}"));
+}

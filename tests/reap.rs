@@ -174,3 +174,46 @@ fn table_output_summarises() {
     );
     assert!(run.stdout.contains("dead-letter"));
 }
+
+/// Issue 8: a lease stored as ISO text from 2020 beside one stored as an
+/// integer an hour ahead. SQLite compares a text with a number by type
+/// (text sorts after every number), so judging both by one encoding
+/// requeues a live job or never reaps a dead one, depending on which row
+/// comes first. qctl refuses before writing, whichever row comes first.
+#[test]
+fn mixed_time_encodings_are_refused_whichever_row_comes_first() {
+    for iso_first in [true, false] {
+        let s = Sandbox::new();
+        s.init();
+        s.enqueue(2, "default");
+        let (iso, int) = if iso_first { (1, 2) } else { (2, 1) };
+        s.exec(&format!(
+            "UPDATE jobs SET status = 'running', locked_by = 'w', attempts = 1;
+             UPDATE jobs SET locked_until = '2020-01-01 00:00:00', locked_at = '2020-01-01 00:00:00' WHERE id = {iso};
+             UPDATE jobs SET locked_until = unixepoch() + 3600, locked_at = unixepoch() WHERE id = {int};"
+        ));
+        s.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        let before = s.snapshot();
+        for config in [
+            "",
+            "[layout]\ntime = \"iso8601\"\n",
+            "[layout]\ntime = \"unix\"\n",
+        ] {
+            std::fs::write(s.path("qctl.toml"), config).unwrap();
+            for args in [
+                &["reap"][..],
+                &["reap", "--dry-run"],
+                &["reap", "--timeout", "10m"],
+            ] {
+                let run = s.run(args);
+                run.assert_error("times");
+                assert!(
+                    run.stderr.contains("encoding") || run.stderr.contains("holds"),
+                    "{config:?} {args:?}: {}",
+                    run.stderr
+                );
+            }
+        }
+        assert_eq!(s.snapshot(), before, "nothing was changed");
+    }
+}

@@ -96,6 +96,14 @@ pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<u8> {
         });
     }
 
+    for note in &plans.notes {
+        checks.push(Check {
+            name: "plans",
+            status: CheckStatus::Warning,
+            detail: note.clone(),
+        });
+    }
+
     let stats = crate::engine::stats(
         backend.as_mut(),
         &StatsRequest {

@@ -132,6 +132,8 @@ pub struct ExplainReport {
     /// The suggested indexes as specs, for `--apply`.
     #[serde(skip)]
     pub suggested_specs: Vec<IndexSpec>,
+    /// Hot queries the layout does not have, and why.
+    pub notes: Vec<String>,
 }
 
 impl ExplainReport {
@@ -152,15 +154,36 @@ struct Sample {
     index: IndexSpec,
 }
 
+/// The sample of a hot query, or why the layout has no such query (no
+/// lease or lock time to judge staleness by, no time to date a finished
+/// job by): read-only commands work on every layout.
 fn sample<B: Backend + ?Sized>(
     b: &mut B,
     target: ExplainTarget,
     request: &ExplainRequest,
-) -> Result<Sample> {
+) -> Result<std::result::Result<Sample, String>> {
     let t = b.table();
     let q = QueueSql::new(t, chrono::Utc::now());
     use crate::layout::Concept;
-    Ok(match target {
+    let lacks = |what: &str| {
+        Err(format!(
+            "no {} query to check: the {} layout has no {what}",
+            target.name(),
+            t.layout.preset
+        ))
+    };
+    if target == ExplainTarget::Reap
+        && t.q(Concept::LockedUntil).is_none()
+        && t.q(Concept::LockedAt).is_none()
+    {
+        return Ok(lacks(
+            "lease (locked_until) or lock time (locked_at) column",
+        ));
+    }
+    if target == ExplainTarget::Purge && t.layout.finished_at_concept().is_none() {
+        return Ok(lacks("finished_at, updated_at or created_at column"));
+    }
+    Ok(Ok(match target {
         ExplainTarget::Claim => {
             let claim = ClaimRequest {
                 worker: "qctl-explain".into(),
@@ -170,7 +193,10 @@ fn sample<B: Backend + ?Sized>(
                     .column(Concept::LockedUntil)
                     .map(|_| std::time::Duration::from_secs(300)),
             };
-            let stmt = if t.dialect.update_returning {
+            // The whole claim where qctl can run one; its read part where
+            // the dialect splits it or the table has no worker column to
+            // write (the read part is what an index serves).
+            let stmt = if t.dialect.update_returning && t.q(Concept::LockedBy).is_some() {
                 q.claim(&claim, LockMode::SkipLocked)?
             } else {
                 q.claim_pick(&claim, LockMode::SkipLocked)?
@@ -215,7 +241,7 @@ fn sample<B: Backend + ?Sized>(
                 index: IndexSpec::state(t),
             }
         }
-    })
+    }))
 }
 
 /// How many rows a state holds (in the claim's queue), for sizing sorts.
@@ -249,8 +275,15 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
     let small = size.rows < SMALL_TABLE_ROWS;
     let mut checks = Vec::new();
     let mut suggested: Vec<IndexSpec> = Vec::new();
+    let mut notes = Vec::new();
     for target in &request.queries {
-        let mut sample = sample(b, *target, request)?;
+        let mut sample = match sample(b, *target, request)? {
+            Ok(sample) => sample,
+            Err(note) => {
+                notes.push(note);
+                continue;
+            }
+        };
         let mut findings = Vec::new();
         if let (ExplainTarget::Claim, Some(custom)) = (target, &request.custom_sql) {
             let (binds, unguessed) = b.guess_binds(custom, request.queue.as_deref())?;
@@ -386,6 +419,7 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
             .collect(),
         applied: Vec::new(),
         suggested_specs: suggested,
+        notes,
     };
     report.ok = !report.failed(false);
     Ok(report)

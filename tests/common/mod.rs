@@ -41,8 +41,33 @@ pub struct Run {
     pub stderr: String,
 }
 
+/// Runs a command, killing it if it has not finished within `limit`:
+/// a test of "nothing hangs" must not hang itself.
+pub fn run_within(mut cmd: Command, limit: std::time::Duration) -> Run {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn qctl");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "qctl still running after {limit:?} (killed); stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Run::from(child.wait_with_output().unwrap())
+}
+
 impl Run {
-    fn from(output: Output) -> Run {
+    pub fn from(output: Output) -> Run {
         Run {
             code: output.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),

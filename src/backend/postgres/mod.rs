@@ -206,7 +206,12 @@ impl PostgresBackend {
     /// exits.
     fn build_index(&mut self, spec: &IndexSpec) -> Result<()> {
         if let IndexState::Invalid(qualified) = self.index_state(&spec.name)? {
-            self.drop_index(&qualified)?;
+            self.drop_index(&qualified).with_context(|| {
+                format!(
+                    "cannot drop the invalid index {qualified} an earlier build left, to build it \
+                     again"
+                )
+            })?;
         }
         let ddl = spec.create_sql(&self.table, true);
         let _cleanup = crate::interrupt::cleanup_section();
