@@ -884,7 +884,7 @@ fn ctrl_c_cancels_an_index_build_and_drops_what_it_left() {
     holder
         .batch_execute("BEGIN; UPDATE jobs SET queue = 'x' WHERE id = 1")
         .unwrap();
-    let mut child = db
+    let child = db
         .cmd()
         .args(["-d", &db.url, "--busy-timeout", "60s", "init"])
         .stdout(std::process::Stdio::piped())
