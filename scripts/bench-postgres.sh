@@ -9,6 +9,9 @@
 #      time of psql's \copy of the same rows into the same table (here)
 #   4. 16 concurrent claimers with SKIP LOCKED at least 3x the throughput
 #      of the same claim with a plain FOR UPDATE: `qctl bench` (here)
+#   5. `qctl bench` (qctl's own claim and fenced complete, through its
+#      backend) at least 0.8x the throughput of pgbench running the very
+#      same two statements on the same table shape (here)
 #
 # The machine is assumed to be shared and noisy, so nothing is judged on
 # one timing: variants alternate within this one run and the verdicts are
@@ -32,6 +35,9 @@
 #   BENCH_REPS           qctl bench runs per hold (default 3)
 #   BENCH_HOLDS          holds to run qctl bench with (default "0ms 1ms 5ms");
 #                        the target is judged at 0ms, the others are contrast
+#   SECTIONS             which targets to run (default 12345; e.g. SECTIONS=5)
+#   PGBENCH_JOBS         jobs per run of the pgbench comparison (default 20000)
+#   PGBENCH_RUNS         runs per tool of the pgbench comparison (default 3)
 #
 # Exit status: 0 every target met, 1 a target missed, 2 an error.
 
@@ -52,10 +58,16 @@ workers=${BENCH_WORKERS:-16}
 bench_jobs=${BENCH_JOBS:-5000}
 bench_reps=${BENCH_REPS:-3}
 read -r -a holds <<<"${BENCH_HOLDS:-0ms 1ms 5ms}"
+sections=${SECTIONS:-12345}
+want() { [[ $sections == *$1* ]]; }
+pgbench_jobs=${PGBENCH_JOBS:-20000}
+pgbench_runs=${PGBENCH_RUNS:-3}
 if $quick; then
     rows=${ENQUEUE_ROWS:-100000}
     bench_jobs=${BENCH_JOBS:-1000}
     bench_reps=${BENCH_REPS:-1}
+    pgbench_jobs=${PGBENCH_JOBS:-4000}
+    pgbench_runs=${PGBENCH_RUNS:-1}
 fi
 target_dir=${CARGO_TARGET_DIR:-target}
 bench_dir=${BENCH_DIR:-${TMPDIR:-/tmp}}
@@ -64,6 +76,7 @@ bench_dir=${BENCH_DIR:-${TMPDIR:-/tmp}}
 missing=()
 command -v psql >/dev/null || missing+=(postgresql-client)
 command -v jq >/dev/null || missing+=(jq)
+command -v pgbench >/dev/null || missing+=(postgresql-contrib)
 if ((${#missing[@]})); then
     echo "installing ${missing[*]} with apt-get"
     sudo=""
@@ -99,17 +112,20 @@ fi
 
 echo
 status=0
-"$target_dir/release/examples/bench_postgres" --qctl "$qctl" --server "$server" "$@" || status=$?
-if ((status > 1)); then
-    exit "$status"
+if want 1 || want 2; then
+    "$target_dir/release/examples/bench_postgres" --qctl "$qctl" --server "$server" "$@" || status=$?
+    if ((status > 1)); then
+        exit "$status"
+    fi
 fi
 
 work=$(mktemp -d "$bench_dir/qctl-bench-pg-XXXXXX")
 prefix="qctl_bench_$$_"
 enqueue_db="${prefix}enqueue"
 bench_db="${prefix}claimers"
+pgbench_db="${prefix}pgbench"
 cleanup() {
-    for db in "$enqueue_db" "$bench_db"; do
+    for db in "$enqueue_db" "$bench_db" "$pgbench_db"; do
         sql postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" || true
     done
     rm -rf "$work"
@@ -123,6 +139,7 @@ median() {
 # ---------------------------------------------------------------------------
 # 3. Bulk enqueue: qctl enqueue --from-file against psql \copy
 
+if want 3; then
 echo
 echo "== 3. bulk enqueue: $rows jobs into a fresh \`qctl init\` table, $runs runs per tool, alternating =="
 sql postgres -c "CREATE DATABASE $enqueue_db"
@@ -191,17 +208,19 @@ printf "%-34s %7.2fs %10.0f\n" "psql \\copy (csv)" "$copy_median" "$(awk -v n="$
 echo
 echo "ratio qctl / \\copy: ${ratio}x  (target <= 1.5x) $verdict"
 [[ $verdict == PASS ]] || status=1
+fi
 
 # ---------------------------------------------------------------------------
 # 4. Concurrent claimers: qctl bench, SKIP LOCKED against plain FOR UPDATE
 
+audit_ok=true
+if want 4; then
 echo
 echo "== 4. qctl bench --workers $workers --jobs $bench_jobs: SKIP LOCKED / FOR UPDATE, $bench_reps runs per hold =="
 sql postgres -c "CREATE DATABASE $bench_db"
 bench_url="$server dbname=$bench_db"
 
 declare -A ratios skip_rates update_rates
-audit_ok=true
 printf "%-4s %-5s %14s %14s %7s %10s %10s  %s\n" run hold "skip_locked/s" "for_update/s" ratio "p50 skip" "p50 upd" audit
 for ((rep = 1; rep <= bench_reps; rep++)); do
     # Rotate the holds, so each one goes first in some run.
@@ -256,6 +275,83 @@ if $audit_ok; then
 else
     echo "audit FAILED: a job was processed twice or not at all (see above)"
     status=1
+fi
+fi
+
+# ---------------------------------------------------------------------------
+# 5. qctl bench against pgbench, running the same claim and complete
+
+if want 5; then
+echo
+echo "== 5. qctl bench against pgbench: $workers clients, $pgbench_jobs jobs, the same claim and complete, $pgbench_runs runs each, alternating =="
+sql postgres -c "CREATE DATABASE $pgbench_db"
+pgbench_url="$server dbname=$pgbench_db"
+"$qctl" -q -d "$pgbench_url" init >/dev/null
+# The statements qctl runs, as its -v log prints them, with pgbench's
+# variables for the placeholders: the claim ($1 worker, $2 lease seconds,
+# $3 queue) and the fenced complete ($1 id, $2 worker, $3 fence).
+"$qctl" -q -d "$pgbench_url" enqueue --payload '{}' >/dev/null
+claim_sql=$("$qctl" -v -d "$pgbench_url" claim --worker w 2>&1 >/dev/null | sed -n 's/^qctl: sql ([^)]*): \(UPDATE .*RETURNING.*\)$/\1/p' | head -1)
+complete_sql=$("$qctl" -v -d "$pgbench_url" complete 1 --worker w --fence 1 2>&1 >/dev/null | sed -n 's/^qctl: sql ([^)]*): \(UPDATE .*RETURNING.*\)$/\1/p' | head -1)
+if [[ -z $claim_sql || -z $complete_sql ]]; then
+    echo "cannot read qctl's claim and complete statements from its -v log" >&2
+    exit 2
+fi
+claim_sql=${claim_sql//\$1/\'pgbench-\' || :client_id}
+claim_sql=${claim_sql//\$2/300}
+claim_sql=${claim_sql//\$3/\'default\'}
+complete_sql=${complete_sql//\$1/:id}
+complete_sql=${complete_sql//\$2/\'pgbench-\' || :client_id}
+complete_sql=${complete_sql//\$3/:attempts}
+printf '%s \\gset\n%s;\n' "$claim_sql" "$complete_sql" >"$work/claim.pgbench"
+echo "pgbench script (qctl's statements):"
+sed 's/^/  /' "$work/claim.pgbench"
+per_client=$((pgbench_jobs / workers))
+pgbench_jobs=$((per_client * workers))
+
+# A fresh queue of ready jobs in the jobs table.
+refill() {
+    sql "$pgbench_db" -c "TRUNCATE jobs; INSERT INTO jobs (payload, run_at) \
+        SELECT jsonb_build_object('n', i), now() - interval '1 second' FROM generate_series(1, $pgbench_jobs) i; \
+        ANALYZE jobs"
+}
+
+qctl_rates=()
+pgbench_rates=()
+for ((run = 1; run <= pgbench_runs; run++)); do
+    if ((run % 2)); then order="qctl pgbench"; else order="pgbench qctl"; fi
+    for tool in $order; do
+        case $tool in
+            qctl)
+                json=$("$qctl" -d "$pgbench_url" --format json bench --workers "$workers" \
+                    --jobs "$pgbench_jobs" --mode skip-locked) || { echo "qctl bench failed" >&2; exit 2; }
+                rate=$(jq -r '.runs[0].jobs_per_second' <<<"$json")
+                [[ $(jq -r '.runs[0].processed == .jobs and .runs[0].duplicates == 0' <<<"$json") == true ]] || audit_ok=false
+                qctl_rates+=("$rate")
+                ;;
+            pgbench)
+                refill
+                out=$(pgbench -n -M prepared -c "$workers" -j "$(nproc)" -t "$per_client" \
+                    -f "$work/claim.pgbench" "$pgbench_url" 2>&1) || { echo "$out" >&2; exit 2; }
+                rate=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)$/\1/p' <<<"$out")
+                done_rows=$(sql "$pgbench_db" -Atc "SELECT count(*) FILTER (WHERE status = 'done' AND attempts = 1), count(*) FROM jobs")
+                [[ $done_rows == "$pgbench_jobs|$pgbench_jobs" ]] || { echo "pgbench left $done_rows (done|all)" >&2; audit_ok=false; }
+                pgbench_rates+=("$rate")
+                ;;
+        esac
+        printf "run %d  %-8s %10.0f jobs/s\n" "$run" "$tool" "$rate"
+    done
+done
+sql postgres -c "DROP DATABASE $pgbench_db"
+qctl_rate=$(printf '%s\n' "${qctl_rates[@]}" | median)
+pgbench_rate=$(printf '%s\n' "${pgbench_rates[@]}" | median)
+ratio=$(awk -v q="$qctl_rate" -v p="$pgbench_rate" 'BEGIN { printf "%.2f", q / p }')
+verdict=$(awk -v r="$ratio" 'BEGIN { print (r >= 0.8) ? "PASS" : "FAIL" }')
+echo
+echo "median qctl bench $qctl_rate jobs/s, pgbench $pgbench_rate jobs/s"
+echo "ratio qctl bench / pgbench: ${ratio}x  (target >= 0.8x) $verdict"
+[[ $verdict == PASS ]] || status=1
+$audit_ok || status=1
 fi
 
 echo

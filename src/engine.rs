@@ -133,26 +133,35 @@ pub fn finish<B: Backend + ?Sized>(b: &mut B, request: &FinishRequest) -> Result
     }
     let stmt = sql(b).finish(request)?;
     let select = sql(b).job_select();
-    let returning = b.table().dialect.update_returning;
-    let outcome = in_tx(b, TxMode::Write, true, |b| {
-        let finished = if returning {
-            b.query(&stmt)?
-                .into_iter()
-                .next()
-                .map(|row| sql(b).decode_job(&select, row))
-        } else if b.execute(&stmt)? == 1 {
-            find(b, &request.id)?
-        } else {
-            None
-        };
-        match finished {
-            Some(job) => Ok(FinishOutcome::Finished(job)),
-            None => Ok(FinishOutcome::NotHeld(
-                find(b, &request.id)?.ok_or_else(|| no_such_job(b, &request.id))?,
-            )),
-        }
-    })?;
-    Ok(outcome)
+    let dialect = b.table().dialect;
+    let finished = if dialect.update_returning && dialect.lone_statement_safe {
+        // One statement, its own transaction: a worker's complete costs
+        // one round trip.
+        b.query(&stmt)?
+            .into_iter()
+            .next()
+            .map(|row| sql(b).decode_job(&select, row))
+    } else if dialect.update_returning {
+        in_tx(b, TxMode::Write, true, |b| b.query(&stmt))?
+            .into_iter()
+            .next()
+            .map(|row| sql(b).decode_job(&select, row))
+    } else {
+        in_tx(b, TxMode::Write, true, |b| {
+            if b.execute(&stmt)? == 1 {
+                find(b, &request.id)
+            } else {
+                Ok(None)
+            }
+        })?
+    };
+    match finished {
+        Some(job) => Ok(FinishOutcome::Finished(job)),
+        // Nothing changed: say why, from the job as it is now.
+        None => Ok(FinishOutcome::NotHeld(
+            find(b, &request.id)?.ok_or_else(|| no_such_job(b, &request.id))?,
+        )),
+    }
 }
 
 /// Puts dead-lettered jobs back to pending: the listed ones all or none,
