@@ -279,7 +279,7 @@ set edit:completion:arg-completer[qctl] = {|@words|
         }
         &'qctl;retry'= {
             cand --queue 'With --all, only this queue'
-            cand --batch-size 'Jobs per transaction with --all'
+            cand --batch-size 'Jobs per transaction with --all [default: 250 on SQLite, 5000 on PostgreSQL]'
             cand -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
             cand --database 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
             cand --config 'Config file [default: qctl.toml in the current directory, if present]'
@@ -304,7 +304,7 @@ set edit:completion:arg-completer[qctl] = {|@words|
         &'qctl;reap'= {
             cand --timeout 'Stale means locked longer than this, instead of past its lease deadline'
             cand --queue 'Only jobs of this queue'
-            cand --batch-size 'Jobs per transaction, so the write lock is never held for long'
+            cand --batch-size 'Jobs per batch; each commits, so claims are never held up for long [default: 250 on SQLite (whose one write lock a batch holds), 5000 on PostgreSQL]'
             cand --show 'List at most N reaped jobs (the counts always cover every one)'
             cand -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
             cand --database 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
@@ -333,7 +333,7 @@ set edit:completion:arg-completer[qctl] = {|@words|
             cand --older-than 'Delete jobs that finished longer ago than this'
             cand --status 'Which finished jobs to delete'
             cand --queue 'Only jobs of this queue'
-            cand --batch-size 'Jobs per transaction'
+            cand --batch-size 'Jobs per transaction [default: 250 on SQLite, 5000 on PostgreSQL]'
             cand -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
             cand --database 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
             cand --config 'Config file [default: qctl.toml in the current directory, if present]'

@@ -251,7 +251,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand fail" -s v -l verbose -d 'Prin
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l queue -d 'With --all, only this queue' -r
-complete -c qctl -n "__fish_qctl_using_subcommand retry" -l batch-size -d 'Jobs per transaction with --all' -r
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -l batch-size -d 'Jobs per transaction with --all [default: 250 on SQLite, 5000 on PostgreSQL]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
@@ -272,7 +272,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand retry" -s h -l help -d 'Print 
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l timeout -d 'Stale means locked longer than this, instead of past its lease deadline' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l queue -d 'Only jobs of this queue' -r
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -l batch-size -d 'Jobs per transaction, so the write lock is never held for long' -r
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l batch-size -d 'Jobs per batch; each commits, so claims are never held up for long [default: 250 on SQLite (whose one write lock a batch holds), 5000 on PostgreSQL]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l show -d 'List at most N reaped jobs (the counts always cover every one)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
@@ -298,7 +298,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand purge" -l older-than -d 'Delet
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l status -d 'Which finished jobs to delete' -r -f -a "done\t''
 failed\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l queue -d 'Only jobs of this queue' -r
-complete -c qctl -n "__fish_qctl_using_subcommand purge" -l batch-size -d 'Jobs per transaction' -r
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -l batch-size -d 'Jobs per transaction [default: 250 on SQLite, 5000 on PostgreSQL]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r

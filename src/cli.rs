@@ -411,9 +411,9 @@ pub struct RetryArgs {
     #[arg(long, value_name = "QUEUE", requires = "all")]
     pub queue: Option<String>,
 
-    /// Jobs per transaction with --all
-    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_BATCH))]
-    pub batch_size: u64,
+    /// Jobs per transaction with --all [default: 250 on SQLite, 5000 on PostgreSQL]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_BATCH))]
+    pub batch_size: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -430,9 +430,10 @@ pub struct ReapArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Jobs per transaction, so the write lock is never held for long
-    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_BATCH))]
-    pub batch_size: u64,
+    /// Jobs per batch; each commits, so claims are never held up for long [default: 250 on
+    /// SQLite (whose one write lock a batch holds), 5000 on PostgreSQL]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_BATCH))]
+    pub batch_size: Option<u64>,
 
     /// PostgreSQL: wait for another reap of the same table to finish instead of stopping
     #[arg(long)]
@@ -470,9 +471,9 @@ pub struct PurgeArgs {
     #[arg(short, long)]
     pub yes: bool,
 
-    /// Jobs per transaction
-    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_BATCH))]
-    pub batch_size: u64,
+    /// Jobs per transaction [default: 250 on SQLite, 5000 on PostgreSQL]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_BATCH))]
+    pub batch_size: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -267,16 +267,30 @@ pub fn reap<B: Backend + ?Sized>(
         return Ok(outcome);
     }
     let _guard = b.reap_lock(request.wait)?;
-    loop {
-        let n = in_tx(b, TxMode::Write, true, |b| {
+    // A batch that is one statement runs alone (its own transaction);
+    // otherwise its pick and its apply share a short one.
+    let one_statement = {
+        let d = b.table().dialect;
+        d.update_from_returning && d.lone_statement_safe
+    };
+    b.batch_session(true)?;
+    let result = loop {
+        let started = std::time::Instant::now();
+        let batch = if one_statement {
             reap_batch(b, request, &mut outcome, each)
-        })
-        .map_err(|e| stopped_after(e, outcome.total(), "reaped"))?;
-        if n == 0 {
-            break;
+        } else {
+            in_tx(b, TxMode::Write, true, |b| {
+                reap_batch(b, request, &mut outcome, each)
+            })
+        };
+        match batch {
+            Ok(0) => break Ok(()),
+            Ok(_) => pause_after(b, started),
+            Err(err) => break Err(stopped_after(err, outcome.total(), "reaped")),
         }
-    }
-    Ok(outcome)
+    };
+    b.batch_session(false)?;
+    result.map(|()| outcome)
 }
 
 /// One reap batch inside the caller's transaction; returns how many jobs
@@ -332,7 +346,20 @@ pub fn purge<B: Backend + ?Sized>(b: &mut B, request: &PurgeRequest) -> Result<P
         return Ok(outcome);
     }
     let one_statement = b.table().dialect.self_subquery;
+    b.batch_session(true)?;
+    let result = purge_batches(b, request, one_statement, &mut outcome);
+    b.batch_session(false)?;
+    result.map(|()| outcome)
+}
+
+fn purge_batches<B: Backend + ?Sized>(
+    b: &mut B,
+    request: &PurgeRequest,
+    one_statement: bool,
+    outcome: &mut PurgeOutcome,
+) -> Result<()> {
     loop {
+        let started = std::time::Instant::now();
         let deleted = if one_statement {
             let stmt = sql(b).purge_batch(request)?;
             if b.table().dialect.lone_statement_safe {
@@ -361,8 +388,19 @@ pub fn purge<B: Backend + ?Sized>(b: &mut B, request: &PurgeRequest) -> Result<P
         }
         outcome.purged += deleted;
         outcome.batches += 1;
+        pause_after(b, started);
     }
-    Ok(outcome)
+    Ok(())
+}
+
+/// Gives workers their turn after a committed batch (see
+/// [`crate::sql::Dialect::batch_pause`]); at most 50 ms.
+fn pause_after<B: Backend + ?Sized>(b: &B, started: std::time::Instant) {
+    let pause = started
+        .elapsed()
+        .mul_f64(b.table().dialect.batch_pause)
+        .min(std::time::Duration::from_millis(50));
+    std::thread::sleep(pause);
 }
 
 /// Whether any pending job is left (the bench's stop condition).

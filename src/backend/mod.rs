@@ -214,6 +214,11 @@ pub trait Backend {
     /// running qctl's own claim, and audits every job.
     fn bench(&mut self, request: &BenchRequest) -> Result<BenchReport>;
 
+    /// Sets the session up for a run of maintenance batches (reap, purge),
+    /// or back as it was (`on` false).
+    fn batch_session(&mut self, _on: bool) -> Result<()> {
+        Ok(())
+    }
     /// Keeps other reapers of the same table out until dropped (SQLite
     /// serialises writers anyway).
     fn reap_lock(&mut self, _wait: bool) -> Result<Option<Box<dyn std::any::Any>>> {

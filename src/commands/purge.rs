@@ -23,10 +23,13 @@ pub fn run(ctx: &Ctx, args: &PurgeArgs) -> Result<u8> {
         cutoff: Utc::now() - chrono::Duration::from_std(args.older_than)?,
         queue: args.queue.clone(),
         dry_run: args.dry_run,
-        batch_size: args.batch_size,
+        batch_size: 0,
     };
     if args.dry_run {
         let mut backend = ctx.open(Access::Read)?;
+        request.batch_size = args
+            .batch_size
+            .unwrap_or(backend.table().dialect.default_batch);
         let outcome = crate::engine::purge(backend.as_mut(), &request)?;
         ctx.out.emit(&outcome)?;
         return Ok(exit::OK);
@@ -38,6 +41,9 @@ pub fn run(ctx: &Ctx, args: &PurgeArgs) -> Result<u8> {
         ));
     }
     let mut backend = ctx.open(Access::Write)?;
+    request.batch_size = args
+        .batch_size
+        .unwrap_or(backend.table().dialect.default_batch);
     if !args.yes {
         request.dry_run = true;
         let count = crate::engine::purge(backend.as_mut(), &request)?.purged;

@@ -17,17 +17,19 @@ pub fn run(ctx: &Ctx, args: &ReapArgs) -> Result<u8> {
             "--stream prints JSON lines: pass --format json too",
         ));
     }
+    // A dry run runs the real statements too (and rolls them back), so it
+    // needs the same access as the real run.
+    let mut backend = ctx.open(Access::Write)?;
     let request = ReapRequest {
         rule,
         queue: args.queue.clone(),
         dry_run: args.dry_run,
-        batch_size: args.batch_size,
+        batch_size: args
+            .batch_size
+            .unwrap_or(backend.table().dialect.default_batch),
         wait: args.wait,
         show: args.show as usize,
     };
-    // A dry run runs the real statements too (and rolls them back), so it
-    // needs the same access as the real run.
-    let mut backend = ctx.open(Access::Write)?;
     let mut each = |job: &crate::model::ReapedJob| -> Result<()> {
         if args.stream {
             ctx.out.print(&serde_json::to_string(job)?)?;

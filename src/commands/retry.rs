@@ -24,7 +24,10 @@ pub fn run(ctx: &Ctx, args: &RetryArgs) -> Result<u8> {
         RetrySelection::Ids(ids)
     };
     let mut backend = ctx.open(Access::Write)?;
-    let outcome = crate::engine::retry(backend.as_mut(), &selection, args.batch_size)?;
+    let batch_size = args
+        .batch_size
+        .unwrap_or(backend.table().dialect.default_batch);
+    let outcome = crate::engine::retry(backend.as_mut(), &selection, batch_size)?;
     ctx.out.emit(&outcome)?;
     Ok(exit::OK)
 }

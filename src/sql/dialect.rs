@@ -96,6 +96,21 @@ pub struct Dialect {
     pub assignments_see_new_values: bool,
     /// The column types of `init`'s table.
     pub ddl: &'static DdlTypes,
+    /// Jobs per batch of reap, purge and retry when not asked: SQLite's
+    /// batch holds the one write lock every claim needs, so it stays
+    /// small; PostgreSQL's holds only its own rows, and bigger batches
+    /// cost fewer statements and index walks.
+    pub default_batch: u64,
+    /// After each committed batch, a batched command pauses for this
+    /// share of the time the batch took, so workers' claims get their
+    /// turn: on SQLite a waiting writer polls with growing sleeps and
+    /// would otherwise keep losing the write lock to the next batch; on
+    /// PostgreSQL the claims share the CPU with the batches.
+    pub batch_pause: f64,
+    /// A row's physical address and its table's id (PostgreSQL's `ctid`
+    /// and `tableoid`): a batch that has locked its rows joins back to
+    /// them by address instead of descending the primary key for each.
+    pub row_address: Option<(&'static str, &'static str)>,
     /// How a read transaction (one snapshot, read-only) begins.
     pub begin_read: &'static str,
     /// How a write transaction begins.
@@ -127,6 +142,9 @@ pub static SQLITE: Dialect = Dialect {
         timestamp: "INTEGER",
         now: "(unixepoch())",
     },
+    default_batch: 250,
+    batch_pause: 1.0,
+    row_address: None,
     begin_read: "BEGIN",
     // The write lock up front: a deferred transaction that upgrades later
     // can fail with SQLITE_BUSY without waiting.
@@ -158,6 +176,9 @@ pub static POSTGRES: Dialect = Dialect {
         timestamp: "timestamptz",
         now: "now()",
     },
+    default_batch: 5000,
+    batch_pause: 0.25,
+    row_address: Some(("ctid", "tableoid")),
     begin_read: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
     // READ COMMITTED whatever the server's default: SKIP LOCKED claims
     // under SERIALIZABLE would fail with serialization errors instead of

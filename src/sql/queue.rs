@@ -880,11 +880,23 @@ impl<'t> QueueSql<'t> {
         let (id, table) = (self.t.must(Concept::Id), self.t.table());
         let opt = |c: Concept| self.t.q(c).unwrap_or_else(|| "NULL".into());
         let worker = self.worker_expr().unwrap_or_else(|| "NULL".into());
+        // The locked rows cannot move before the update, so their address
+        // finds them (with the table's id: a partition's addresses repeat
+        // another's).
+        let (address, join) = match self.d.row_address {
+            Some((row, rel)) => (
+                format!(", {row} AS qctl_row, {rel} AS qctl_rel"),
+                format!(
+                    "{table}.{row} = qctl_batch.qctl_row AND {table}.{rel} = qctl_batch.qctl_rel"
+                ),
+            ),
+            None => (String::new(), format!("{table}.{id} = qctl_batch.qctl_id")),
+        };
         let text = format!(
             "WITH qctl_batch AS (SELECT {id} AS qctl_id, {ex} AS qctl_dead, {attempts} AS qctl_attempts, \
-             {worker} AS qctl_worker, {locked_at} AS qctl_locked_at FROM {table} WHERE {filter} \
+             {worker} AS qctl_worker, {locked_at} AS qctl_locked_at{address} FROM {table} WHERE {filter} \
              LIMIT {size}{lock}) \
-             UPDATE {table} SET {sets} FROM qctl_batch WHERE {table}.{id} = qctl_batch.qctl_id \
+             UPDATE {table} SET {sets} FROM qctl_batch WHERE {join} \
              RETURNING qctl_batch.qctl_id, {queue}, qctl_batch.qctl_dead, qctl_batch.qctl_attempts, \
              {max}, qctl_batch.qctl_worker, qctl_batch.qctl_locked_at",
             ex = self.exhausted(),

@@ -472,6 +472,20 @@ impl Backend for PostgresBackend {
         bench::bench(self, request)
     }
 
+    /// A batch picks its rows with `LIMIT n`: a bitmap scan would read
+    /// every matching row of the index before the limit (all 100,000 stale
+    /// jobs, on every batch), a plain index scan stops at n. And a batch
+    /// need not wait for its commit to reach the disk: lost in a crash, its
+    /// jobs are still stale and the next reap (or purge) does them again,
+    /// while any later durable commit (a worker's claim) flushes it anyway.
+    fn batch_session(&mut self, on: bool) -> Result<()> {
+        self.batch(if on {
+            "SET enable_bitmapscan = off; SET synchronous_commit = off"
+        } else {
+            "RESET enable_bitmapscan; RESET synchronous_commit"
+        })
+    }
+
     fn reap_lock(&mut self, wait: bool) -> Result<Option<Box<dyn std::any::Any>>> {
         Ok(Some(Box::new(ReapLock::take(self, wait)?)))
     }

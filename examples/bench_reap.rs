@@ -1,0 +1,536 @@
+//! `qctl reap` at outage scale, on SQLite and PostgreSQL:
+//!
+//! 1. reap of 100,000 stale running jobs among 1,000,000 rows: at most 2 s;
+//! 2. reap of 1,000,000 stale jobs: time and peak memory (under 50 MB);
+//! 3. claim latency p99 while a 100,000-job reap runs, against the same
+//!    claims with no reap running: at most 5x.
+//!
+//! The reaps run the release `qctl` binary under `/usr/bin/time`, which
+//! reports the process's peak resident memory; the claims run qctl's own
+//! claim (`qctl::engine::claim`) from several threads, each with its own
+//! connection, on the same table. Every reap is audited: each stale job
+//! requeued or dead-lettered once, by its attempts.
+//!
+//! Run through `scripts/bench-reap.sh`.
+
+#[path = "common/figures.rs"]
+mod figures;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use figures::{median, ms, percentile, thousands};
+use qctl::backend::{self, Access, Backend, ConnectOptions};
+use qctl::layout::Layout;
+use qctl::request::{ClaimRequest, Finish, FinishRequest};
+use qctl::sql::dialect::LockMode;
+use qctl::target::Target;
+
+/// A 100,000-job reap must take at most this.
+const REAP_TARGET: Duration = Duration::from_secs(2);
+/// Peak memory of a 1,000,000-job reap, in kilobytes.
+const MEMORY_TARGET_KB: u64 = 50 * 1024;
+/// Claim p99 during a reap over claim p99 without.
+const CLAIM_P99_TARGET: f64 = 5.0;
+
+struct Sizes {
+    total: i64,
+    stale: i64,
+    big_stale: i64,
+    big_done: i64,
+    ready: i64,
+    claimers: usize,
+    baseline: Duration,
+    rounds: usize,
+}
+
+const FULL: Sizes = Sizes {
+    total: 1_000_000,
+    stale: 100_000,
+    big_stale: 1_000_000,
+    big_done: 1_000_000,
+    ready: 50_000,
+    claimers: 4,
+    baseline: Duration::from_secs(3),
+    rounds: 5,
+};
+
+const QUICK: Sizes = Sizes {
+    total: 100_000,
+    stale: 10_000,
+    big_stale: 50_000,
+    big_done: 50_000,
+    ready: 5_000,
+    claimers: 2,
+    baseline: Duration::from_secs(1),
+    rounds: 1,
+};
+
+fn main() -> ExitCode {
+    figures::exit_code("bench_reap", run())
+}
+
+/// One database to build tables in, whichever backend.
+enum Db {
+    Sqlite(PathBuf),
+    Postgres { server: String, dbname: String },
+}
+
+impl Db {
+    fn url(&self) -> String {
+        match self {
+            Db::Sqlite(path) => format!("sqlite:{}", path.display()),
+            Db::Postgres { server, dbname } => format!("{server} dbname={dbname}"),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Db::Sqlite(_) => "sqlite",
+            Db::Postgres { .. } => "postgres",
+        }
+    }
+
+    /// A fresh `qctl init` table with `done` finished jobs, `stale`
+    /// running jobs whose workers died an hour ago (every third on its last
+    /// attempt), and `ready` pending jobs.
+    fn build(&self, qctl: &Path, done: i64, stale: i64, ready: i64) -> Result<()> {
+        match self {
+            Db::Sqlite(path) => {
+                for suffix in ["", "-wal", "-shm"] {
+                    let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+                }
+            }
+            Db::Postgres { .. } => self.sql("DROP TABLE IF EXISTS jobs")?,
+        }
+        let out = Command::new(qctl)
+            .args(["-q", "-d", &self.url(), "init"])
+            .output()?;
+        ensure!(
+            out.status.success(),
+            "qctl init: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let (series, now, ago) = match self {
+            Db::Sqlite(_) => (
+                "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < {n}) SELECT i FROM s",
+                "unixepoch()",
+                "unixepoch() - {s}",
+            ),
+            Db::Postgres { .. } => (
+                "SELECT i FROM generate_series(1, {n}) i",
+                "now()",
+                "now() - interval '{s} seconds'",
+            ),
+        };
+        let series = |n: i64| series.replace("{n}", &n.to_string());
+        let ago = |s: i64| ago.replace("{s}", &s.to_string());
+        let sql = format!(
+            "INSERT INTO jobs (queue, status, payload, attempts, run_at, created_at, updated_at)
+               SELECT 'default', 'done', '{{}}', 1, {old}, {old}, {old} FROM ({done_rows}) d;
+             INSERT INTO jobs (queue, status, payload, attempts, max_attempts, run_at, locked_by, locked_at, locked_until, created_at, updated_at)
+               SELECT 'default', 'running', '{{}}', CASE WHEN i % 3 = 0 THEN 3 ELSE 1 END, 3, {hour}, 'dead-' || (i % 16), {hour}, {half}, {hour}, {hour} FROM ({stale_rows}) s;
+             INSERT INTO jobs (queue, status, payload, run_at, created_at, updated_at)
+               SELECT 'default', 'pending', '{{}}', {minute}, {minute}, {minute} FROM ({ready_rows}) r;",
+            old = ago(86_400),
+            hour = ago(3_600),
+            half = ago(1_800),
+            minute = ago(60),
+            done_rows = series(done),
+            stale_rows = series(stale),
+            ready_rows = series(ready),
+        );
+        let _ = now;
+        self.sql(&sql)?;
+        // A table that has been around: its statistics and (PostgreSQL) its
+        // visibility map are current, so no autovacuum of the fresh load
+        // runs under the measurement.
+        match self {
+            Db::Sqlite(_) => self.sql("ANALYZE jobs"),
+            // And the load's dirty pages are written out before the reap
+            // starts, so it does not pay for them.
+            Db::Postgres { .. } => self
+                .sql("VACUUM ANALYZE jobs")
+                .and_then(|()| self.sql("CHECKPOINT")),
+        }
+    }
+
+    fn sql(&self, sql: &str) -> Result<()> {
+        match self {
+            Db::Sqlite(path) => {
+                let conn = rusqlite::Connection::open(path)?;
+                conn.execute_batch(sql).with_context(|| sql.to_string())
+            }
+            Db::Postgres { server, dbname } => {
+                let mut client = postgres::Client::connect(
+                    &format!("{server} dbname={dbname}"),
+                    postgres::NoTls,
+                )?;
+                client.batch_execute(sql).with_context(|| sql.to_string())
+            }
+        }
+    }
+
+    fn count(&self, filter: &str) -> Result<i64> {
+        let sql = format!("SELECT count(*) FROM jobs WHERE {filter}");
+        match self {
+            Db::Sqlite(path) => {
+                Ok(rusqlite::Connection::open(path)?.query_row(&sql, [], |r| r.get(0))?)
+            }
+            Db::Postgres { server, dbname } => Ok(postgres::Client::connect(
+                &format!("{server} dbname={dbname}"),
+                postgres::NoTls,
+            )?
+            .query_one(&sql, &[])?
+            .get(0)),
+        }
+    }
+
+    fn open(&self) -> Result<Box<dyn Backend + Send>> {
+        let layout = Layout::preset("default")?;
+        let mut options = ConnectOptions::new(Access::Write);
+        options.busy_timeout = Duration::from_secs(60);
+        backend::open(&Target::parse(&self.url())?, &layout, &options)
+    }
+}
+
+/// What one reap did and cost.
+struct Reaped {
+    seconds: f64,
+    peak_kb: u64,
+    requeued: i64,
+    dead: i64,
+}
+
+/// Runs `qctl reap --timeout 10m` under /usr/bin/time.
+fn reap(qctl: &Path, db: &Db) -> Result<Reaped> {
+    reap_at(qctl, db).map(|(reaped, _)| reaped)
+}
+
+/// Like [`reap`], and says when it started.
+fn reap_at(qctl: &Path, db: &Db) -> Result<(Reaped, Instant)> {
+    let started = Instant::now();
+    let out = Command::new("/usr/bin/time")
+        .args(["-f", "qctl-peak-kb %M"])
+        .arg(qctl)
+        .args([
+            "-q",
+            "--format",
+            "json",
+            "-d",
+            &db.url(),
+            "reap",
+            "--timeout",
+            "10m",
+        ])
+        .output()
+        .context("run /usr/bin/time (apt-get install time)")?;
+    let seconds = started.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ensure!(out.status.success(), "qctl reap failed: {stderr}");
+    let peak_kb = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("qctl-peak-kb "))
+        .and_then(|kb| kb.trim().parse().ok())
+        .context("no peak memory from /usr/bin/time")?;
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    Ok((
+        Reaped {
+            seconds,
+            peak_kb,
+            requeued: json["requeued"].as_i64().unwrap_or(-1),
+            dead: json["dead_lettered"].as_i64().unwrap_or(-1),
+        },
+        started,
+    ))
+}
+
+/// Every stale job was handled once, by its attempts: 2 in 3 requeued
+/// (pending, unlocked), 1 in 3 dead-lettered.
+fn audit(db: &Db, stale: i64, reaped: &Reaped) -> Result<()> {
+    let dead = stale / 3;
+    ensure!(
+        (reaped.requeued, reaped.dead) == (stale - dead, dead),
+        "reap reported {} requeued and {} dead-lettered, not {} and {dead}",
+        reaped.requeued,
+        reaped.dead,
+        stale - dead
+    );
+    ensure!(db.count("status = 'running'")? == 0, "running jobs left");
+    ensure!(
+        db.count("status = 'failed' AND attempts = 3 AND last_error LIKE 'dead-lettered%'")?
+            == dead,
+        "dead letters do not match"
+    );
+    Ok(())
+}
+
+/// Claims (and completes) from `claimers` threads until `stop`; returns
+/// when each claim started and how long it took.
+fn claim_while(db: &Db, claimers: usize, stop: &AtomicBool) -> Result<Vec<(Instant, Duration)>> {
+    let latencies = Mutex::new(Vec::new());
+    let backends = (0..claimers)
+        .map(|_| db.open())
+        .collect::<Result<Vec<_>>>()?;
+    std::thread::scope(|scope| -> Result<()> {
+        let handles: Vec<_> = backends
+            .into_iter()
+            .enumerate()
+            .map(|(w, mut b)| {
+                let latencies = &latencies;
+                scope.spawn(move || -> Result<()> {
+                    let request = ClaimRequest {
+                        worker: format!("probe-{w}"),
+                        queue: Some("default".into()),
+                        lease: Some(Duration::from_secs(300)),
+                    };
+                    let mut mine = Vec::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        let t = Instant::now();
+                        let job = qctl::engine::claim(b.as_mut(), &request, LockMode::SkipLocked)?;
+                        mine.push((t, t.elapsed()));
+                        let Some(job) = job else { break };
+                        qctl::engine::finish(
+                            b.as_mut(),
+                            &FinishRequest {
+                                id: job.id,
+                                worker: request.worker.clone(),
+                                fence: job.fence,
+                                finish: Finish::Complete,
+                            },
+                        )?;
+                    }
+                    latencies.lock().unwrap().extend(mine);
+                    Ok(())
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join()
+                .map_err(|_| anyhow::anyhow!("a claimer panicked"))??;
+        }
+        Ok(())
+    })?;
+    Ok(latencies.into_inner().unwrap())
+}
+
+fn run() -> Result<bool> {
+    let mut backends = Vec::new();
+    let mut server = None;
+    let mut dir: Option<PathBuf> = None;
+    let mut sizes = &FULL;
+    // target/release/examples/bench_reap -> target/release/qctl
+    let mut qctl = std::env::current_exe()?
+        .parent()
+        .and_then(Path::parent)
+        .map(|release| release.join("qctl"))
+        .unwrap_or_else(|| PathBuf::from("qctl"));
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--quick" => sizes = &QUICK,
+            "--qctl" => qctl = args.next().context("--qctl needs a path")?.into(),
+            "--server" => server = args.next(),
+            "--sqlite-dir" => dir = args.next().map(PathBuf::from),
+            "--backend" => backends.push(args.next().context("--backend needs a name")?),
+            "-h" | "--help" => {
+                println!(
+                    "usage: bench_reap [--quick] [--qctl PATH] [--sqlite-dir DIR] \
+                     [--server CONNINFO] [--backend sqlite|postgres]..."
+                );
+                return Ok(true);
+            }
+            other => bail!("unknown argument {other:?}; try --help"),
+        }
+    }
+    ensure!(
+        qctl.is_file(),
+        "no qctl binary at {}; build it or pass --qctl",
+        qctl.display()
+    );
+    if backends.is_empty() {
+        backends = vec!["sqlite".into(), "postgres".into()];
+    }
+    let server = server.unwrap_or_else(|| "host=127.0.0.1 port=5432 user=postgres".into());
+    let dir = dir.unwrap_or_else(std::env::temp_dir);
+    let mut ok = true;
+    for name in &backends {
+        let db = match name.as_str() {
+            "sqlite" => Db::Sqlite(dir.join(format!("qctl-bench-reap-{}.db", std::process::id()))),
+            "postgres" => {
+                let dbname = format!("qctl_bench_reap_{}", std::process::id());
+                let mut admin = postgres::Client::connect(
+                    &format!("{server} dbname=postgres"),
+                    postgres::NoTls,
+                )?;
+                admin.batch_execute(&format!("DROP DATABASE IF EXISTS {dbname}"))?;
+                admin.batch_execute(&format!("CREATE DATABASE {dbname}"))?;
+                Db::Postgres {
+                    server: server.clone(),
+                    dbname,
+                }
+            }
+            other => bail!("unknown backend {other:?}"),
+        };
+        let result = bench(&db, &qctl, sizes);
+        match &db {
+            Db::Sqlite(path) => {
+                for suffix in ["", "-wal", "-shm"] {
+                    let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+                }
+            }
+            Db::Postgres { server, dbname } => {
+                if let Ok(mut admin) =
+                    postgres::Client::connect(&format!("{server} dbname=postgres"), postgres::NoTls)
+                {
+                    let _ = admin
+                        .batch_execute(&format!("DROP DATABASE IF EXISTS {dbname} WITH (FORCE)"));
+                }
+            }
+        }
+        ok &= result?;
+    }
+    Ok(ok)
+}
+
+fn bench(db: &Db, qctl: &Path, sizes: &Sizes) -> Result<bool> {
+    let mut ok = true;
+    let name = db.name();
+    println!(
+        "\n== {name}: 1. reap of {} stale jobs among {} rows, {} runs ==",
+        thousands(sizes.stale),
+        thousands(sizes.total),
+        sizes.rounds
+    );
+    let mut times = Vec::new();
+    for round in 1..=sizes.rounds {
+        db.build(
+            qctl,
+            sizes.total - sizes.stale - sizes.ready,
+            sizes.stale,
+            sizes.ready,
+        )?;
+        let reaped = reap(qctl, db)?;
+        audit(db, sizes.stale, &reaped)?;
+        println!(
+            "run {round}: {:.2} s, peak {} MB, {} requeued, {} dead-lettered (audited)",
+            reaped.seconds,
+            reaped.peak_kb / 1024,
+            thousands(reaped.requeued),
+            thousands(reaped.dead)
+        );
+        times.push(Duration::from_secs_f64(reaped.seconds));
+    }
+    let median = median(&times);
+    let pass = median <= REAP_TARGET;
+    ok &= pass;
+    println!(
+        "median {:.2} s (target <= {} s) {}",
+        median.as_secs_f64(),
+        REAP_TARGET.as_secs(),
+        verdict(pass)
+    );
+
+    println!(
+        "\n== {name}: 2. reap of {} stale jobs among {} rows ==",
+        thousands(sizes.big_stale),
+        thousands(sizes.big_stale + sizes.big_done)
+    );
+    db.build(qctl, sizes.big_done, sizes.big_stale, 0)?;
+    let big = reap(qctl, db)?;
+    audit(db, sizes.big_stale, &big)?;
+    let pass = big.peak_kb <= MEMORY_TARGET_KB;
+    ok &= pass;
+    println!(
+        "{:.2} s, peak memory {} MB (target < {} MB) {} (audited)",
+        big.seconds,
+        big.peak_kb / 1024,
+        MEMORY_TARGET_KB / 1024,
+        verdict(pass)
+    );
+
+    println!(
+        "\n== {name}: 3. claim latency, {} claimers, while a {}-job reap runs vs no reap, {} runs ==",
+        sizes.claimers,
+        thousands(sizes.stale),
+        sizes.rounds
+    );
+    let mut ratios = Vec::new();
+    for round in 1..=sizes.rounds {
+        db.build(
+            qctl,
+            sizes.total - sizes.stale - sizes.ready,
+            sizes.stale,
+            sizes.ready,
+        )?;
+        let stop = AtomicBool::new(false);
+        let baseline = std::thread::scope(|scope| {
+            let claims = scope.spawn(|| claim_while(db, sizes.claimers, &stop));
+            std::thread::sleep(sizes.baseline);
+            stop.store(true, Ordering::Relaxed);
+            claims
+                .join()
+                .map_err(|_| anyhow::anyhow!("claimers panicked"))?
+        })?;
+        // The same table again for the claims during the reap.
+        db.build(
+            qctl,
+            sizes.total - sizes.stale - sizes.ready,
+            sizes.stale,
+            sizes.ready,
+        )?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let (during, reaped) = std::thread::scope(|scope| -> Result<(Vec<Duration>, Reaped)> {
+            let claims = scope.spawn(|| claim_while(db, sizes.claimers, &stop));
+            // Let the claimers settle, then reap under them.
+            std::thread::sleep(Duration::from_millis(200));
+            let reaped = reap_at(qctl, db);
+            stop.store(true, Ordering::Relaxed);
+            let claims = claims
+                .join()
+                .map_err(|_| anyhow::anyhow!("claimers panicked"))??;
+            let (reaped, started) = reaped?;
+            // Only the claims that started while the reap ran.
+            let ended = started + Duration::from_secs_f64(reaped.seconds);
+            let during = claims
+                .into_iter()
+                .filter(|(t, _)| *t >= started && *t < ended)
+                .map(|(_, d)| d)
+                .collect();
+            Ok((during, reaped))
+        })?;
+        let baseline: Vec<Duration> = baseline.into_iter().map(|(_, d)| d).collect();
+        ensure!(
+            reaped.requeued + reaped.dead == sizes.stale,
+            "the reap missed jobs"
+        );
+        let (p99_base, p99_during) = (percentile(&baseline, 0.99), percentile(&during, 0.99));
+        let ratio = p99_during.as_secs_f64() / p99_base.as_secs_f64().max(1e-9);
+        println!(
+            "run {round}: p99 {} without reap ({} claims), {} during a {:.2} s reap ({} claims): {ratio:.2}x",
+            ms(p99_base),
+            thousands(baseline.len() as i64),
+            ms(p99_during),
+            reaped.seconds,
+            thousands(during.len() as i64)
+        );
+        ratios.push(ratio);
+    }
+    ratios.sort_by(f64::total_cmp);
+    let ratio = ratios[ratios.len() / 2];
+    let pass = ratio <= CLAIM_P99_TARGET;
+    ok &= pass;
+    println!(
+        "median p99 ratio {ratio:.2}x (target <= {CLAIM_P99_TARGET}x) {}",
+        verdict(pass)
+    );
+    Ok(ok)
+}
+
+fn verdict(pass: bool) -> &'static str {
+    if pass { "PASS" } else { "FAIL" }
+}
