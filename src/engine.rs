@@ -68,12 +68,9 @@ pub fn show<B: Backend + ?Sized>(b: &mut B, id: &JobId) -> Result<Job> {
 }
 
 fn find<B: Backend + ?Sized>(b: &mut B, id: &JobId) -> Result<Option<Job>> {
-    let (stmt, select) = {
-        let q = sql(b);
-        (q.show(id), q.job_select())
-    };
+    let stmt = sql(b).show(id);
     let row = b.query(&stmt)?.into_iter().next();
-    Ok(row.map(|row| sql(b).decode_job(&select, row)))
+    Ok(row.map(|row| sql(b).decode_job(row)))
 }
 
 fn no_such_job<B: Backend + ?Sized>(b: &B, id: &JobId) -> anyhow::Error {
@@ -85,13 +82,10 @@ fn no_such_job<B: Backend + ?Sized>(b: &B, id: &JobId) -> anyhow::Error {
 }
 
 pub fn list<B: Backend + ?Sized>(b: &mut B, request: &ListRequest) -> Result<Vec<Job>> {
-    let (stmt, select) = {
-        let q = sql(b);
-        (q.list(request)?, q.job_select())
-    };
+    let stmt = sql(b).list(request)?;
     let rows = in_tx(b, TxMode::Read, true, |b| b.query(&stmt))?;
     let q = sql(b);
-    Ok(rows.into_iter().map(|r| q.decode_job(&select, r)).collect())
+    Ok(rows.into_iter().map(|r| q.decode_job(r)).collect())
 }
 
 /// Claims the next ready job: one statement where the dialect returns
@@ -101,11 +95,10 @@ pub fn claim<B: Backend + ?Sized>(
     request: &ClaimRequest,
     lock: LockMode,
 ) -> Result<Option<Job>> {
-    let select = sql(b).job_select();
     if b.table().dialect.update_returning {
-        let stmt = sql(b).claim(request, lock)?;
+        let stmt = claim_statement(b, request, lock)?;
         let row = write_query(b, &stmt)?.into_iter().next();
-        return Ok(row.map(|row| sql(b).decode_job(&select, row)));
+        return Ok(row.map(|row| sql(b).decode_job(row)));
     }
     let pick = sql(b).claim_pick(request, lock)?;
     in_tx(b, TxMode::Write, true, |b| {
@@ -123,6 +116,30 @@ pub fn claim<B: Backend + ?Sized>(
     })
 }
 
+/// The one-statement claim. Where the statement reads the server's
+/// clock it is the same text and values every time, so a worker claiming
+/// in a loop builds it once (the backend keeps it).
+fn claim_statement<B: Backend + ?Sized>(
+    b: &mut B,
+    request: &ClaimRequest,
+    lock: LockMode,
+) -> Result<Stmt> {
+    use crate::sql::dialect::Clock;
+    if b.table().dialect.clock != Clock::Server {
+        return sql(b).claim(request, lock);
+    }
+    let key = format!(
+        "claim\u{0}{}\u{0}{:?}\u{0}{:?}\u{0}{lock:?}",
+        request.worker, request.queue, request.lease
+    );
+    if let Some(stmt) = b.memo(&key) {
+        return Ok(stmt);
+    }
+    let stmt = sql(b).claim(request, lock)?;
+    b.remember(key, stmt.clone());
+    Ok(stmt)
+}
+
 /// Finishes a job only while the worker still holds it, in one fenced
 /// statement; when nothing changed, says why from the job as it is now.
 pub fn finish<B: Backend + ?Sized>(b: &mut B, request: &FinishRequest) -> Result<FinishOutcome> {
@@ -132,7 +149,6 @@ pub fn finish<B: Backend + ?Sized>(b: &mut B, request: &FinishRequest) -> Result
             .require(Concept::Attempts, "--fence compares with")?;
     }
     let stmt = sql(b).finish(request)?;
-    let select = sql(b).job_select();
     let dialect = b.table().dialect;
     let finished = if dialect.update_returning && dialect.lone_statement_safe {
         // One statement, its own transaction: a worker's complete costs
@@ -140,12 +156,12 @@ pub fn finish<B: Backend + ?Sized>(b: &mut B, request: &FinishRequest) -> Result
         b.query(&stmt)?
             .into_iter()
             .next()
-            .map(|row| sql(b).decode_job(&select, row))
+            .map(|row| sql(b).decode_job(row))
     } else if dialect.update_returning {
         in_tx(b, TxMode::Write, true, |b| b.query(&stmt))?
             .into_iter()
             .next()
-            .map(|row| sql(b).decode_job(&select, row))
+            .map(|row| sql(b).decode_job(row))
     } else {
         in_tx(b, TxMode::Write, true, |b| {
             if b.execute(&stmt)? == 1 {

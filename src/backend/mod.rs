@@ -164,6 +164,14 @@ pub trait Backend {
         Ok(Utc::now())
     }
 
+    /// A statement built earlier under `key` (see [`Backend::remember`]).
+    fn memo(&mut self, _key: &str) -> Option<Stmt> {
+        None
+    }
+    /// Keeps a built statement for the life of the connection (only for
+    /// statements whose text and values do not change between runs).
+    fn remember(&mut self, _key: String, _stmt: Stmt) {}
+
     /// The DDL `init` runs (table, then indexes; idempotent).
     fn init_statements(&self) -> Vec<String>;
     fn init(&mut self) -> Result<()>;

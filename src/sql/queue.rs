@@ -12,10 +12,10 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 
 use super::dialect::{LockMode, TimeExpr};
-use super::schema::{ColumnKind, QueueTable};
+use super::schema::{ColumnKind, JobSelect, QueueTable};
 use super::{Bind, Binds, Dialect, Row, Stmt, Value, time};
 use crate::error::QctlError;
-use crate::layout::{AttemptCounting, CONCEPTS, Concept, FenceKind, Status, literal};
+use crate::layout::{AttemptCounting, Concept, FenceKind, Status, literal};
 use crate::model::{Job, JobId, Payload, ReapAction, ReapedJob};
 use crate::request::{
     ClaimRequest, Finish, FinishRequest, ListRequest, ListStatus, PurgeRequest, ReapRequest,
@@ -28,13 +28,6 @@ pub struct QueueSql<'t> {
     pub t: &'t QueueTable,
     pub d: &'static Dialect,
     pub now: DateTime<Utc>,
-}
-
-/// Where each concept sits in a job's select list.
-#[derive(Debug, Clone)]
-pub struct JobSelect {
-    pub list: String,
-    slots: [Option<usize>; CONCEPTS],
 }
 
 /// One `SET` assignment; `reads` says whether its value reads columns the
@@ -244,34 +237,14 @@ impl<'t> QueueSql<'t> {
 
     // ----- jobs -------------------------------------------------------
 
-    /// The select list for a whole job.
-    pub fn job_select(&self) -> JobSelect {
-        let mut slots = [None; CONCEPTS];
-        let mut list = Vec::new();
-        for concept in Concept::ALL {
-            let Some(column) = self.t.col(concept) else {
-                continue;
-            };
-            let q = self.d.ident(&column.name);
-            let expr = match (&column.kind, concept) {
-                (ColumnKind::TextArray, _) => format!("{q}[cardinality({q})]"),
-                (_, Concept::Payload) => self.d.read_payload(&q, &column.kind),
-                (ColumnKind::Other(_) | ColumnKind::Uuid | ColumnKind::Enum(_), _) => {
-                    self.d.as_text(&q)
-                }
-                _ => q,
-            };
-            slots[concept as usize] = Some(list.len());
-            list.push(expr);
-        }
-        JobSelect {
-            list: list.join(", "),
-            slots,
-        }
+    /// The select list for a whole job (built once per table).
+    pub fn job_select(&self) -> &JobSelect {
+        self.t.job_select()
     }
 
     /// A job from a row read with [`Self::job_select`].
-    pub fn decode_job(&self, select: &JobSelect, mut row: Row) -> Job {
+    pub fn decode_job(&self, mut row: Row) -> Job {
+        let select = self.job_select();
         let mut take = |concept: Concept| -> Value {
             select.slots[concept as usize]
                 .and_then(|i| row.get_mut(i).map(take_value))

@@ -101,6 +101,13 @@ pub struct CatalogColumn {
     pub primary_key: bool,
 }
 
+/// Where each concept sits in a job's select list.
+#[derive(Debug, Clone)]
+pub struct JobSelect {
+    pub list: String,
+    pub slots: [Option<usize>; CONCEPTS],
+}
+
 /// The resolved queue table.
 #[derive(Debug, Clone)]
 pub struct QueueTable {
@@ -111,6 +118,9 @@ pub struct QueueTable {
     pub id_is_rowid: bool,
     /// Concepts the preset names but the table lacks (so they are unmapped).
     pub absent: Vec<(Concept, Ident)>,
+    /// The select list of a whole job, built on first use: a worker that
+    /// claims in a loop should not rebuild it for every job.
+    select: std::sync::OnceLock<JobSelect>,
 }
 
 impl QueueTable {
@@ -150,6 +160,7 @@ impl QueueTable {
             columns,
             id_is_rowid: dialect.name == "sqlite",
             absent: Vec::new(),
+            select: std::sync::OnceLock::new(),
         }
     }
 
@@ -217,6 +228,7 @@ impl QueueTable {
             columns,
             id_is_rowid,
             absent,
+            select: std::sync::OnceLock::new(),
         })
     }
 
@@ -228,6 +240,37 @@ impl QueueTable {
     pub fn set_time_repr(&mut self, concept: Concept, repr: TimeRepr) {
         if let Some(column) = self.columns[concept as usize].as_mut() {
             column.kind = ColumnKind::Time(repr);
+        }
+        self.select = std::sync::OnceLock::new();
+    }
+
+    /// The select list for a whole job, and where each concept lands.
+    pub fn job_select(&self) -> &JobSelect {
+        self.select.get_or_init(|| self.build_job_select())
+    }
+
+    fn build_job_select(&self) -> JobSelect {
+        let mut slots = [None; CONCEPTS];
+        let mut list = Vec::new();
+        for concept in Concept::ALL {
+            let Some(column) = self.col(concept) else {
+                continue;
+            };
+            let q = self.dialect.ident(&column.name);
+            let expr = match (&column.kind, concept) {
+                (ColumnKind::TextArray, _) => format!("{q}[cardinality({q})]"),
+                (_, Concept::Payload) => self.dialect.read_payload(&q, &column.kind),
+                (ColumnKind::Other(_) | ColumnKind::Uuid | ColumnKind::Enum(_), _) => {
+                    self.dialect.as_text(&q)
+                }
+                _ => q,
+            };
+            slots[concept as usize] = Some(list.len());
+            list.push(expr);
+        }
+        JobSelect {
+            list: list.join(", "),
+            slots,
         }
     }
 

@@ -58,9 +58,12 @@ fn bench_mode(
         conninfo: b.info_conninfo(),
     };
     let base = b.options.clone();
+    // Waiting on the head row's lock is what FOR UPDATE measures: the
+    // workers wait as long as it takes.
     let options = |access| ConnectOptions {
         access,
         statement_timeout: std::time::Duration::ZERO,
+        busy_timeout: std::time::Duration::from_secs(3600),
         ..base.clone()
     };
     let _drop = ScratchTable {

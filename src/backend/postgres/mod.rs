@@ -51,6 +51,8 @@ pub struct PostgresBackend {
     cx: ErrorContext,
     /// Statements prepared on this connection, by their SQL.
     prepared: HashMap<String, Statement>,
+    /// Statements built once and run again (a claim in a loop).
+    built: HashMap<String, Stmt>,
     /// Whether the table existed when qctl connected.
     table_exists: bool,
     _cancel_on_interrupt: CancelGuard,
@@ -74,6 +76,7 @@ impl PostgresBackend {
                 busy_timeout: options.busy_timeout,
             },
             prepared: HashMap::new(),
+            built: HashMap::new(),
             table_exists: false,
             _cancel_on_interrupt: on_interrupt,
         };
@@ -354,6 +357,14 @@ impl Backend for PostgresBackend {
         Ok(n)
     }
 
+    fn memo(&mut self, key: &str) -> Option<Stmt> {
+        self.built.get(key).cloned()
+    }
+
+    fn remember(&mut self, key: String, stmt: Stmt) {
+        self.built.insert(key, stmt);
+    }
+
     fn clock(&mut self) -> Result<DateTime<Utc>> {
         let rows = self.query(&Stmt::plain("SELECT now()"))?;
         match rows.into_iter().next().and_then(|r| r.into_iter().next()) {
@@ -391,6 +402,7 @@ impl Backend for PostgresBackend {
             .context("init failed on PostgreSQL")?;
         }
         self.prepared.clear();
+        self.built.clear();
         let layout = self.table.layout.clone();
         self.load_table(layout)
     }
