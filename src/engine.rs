@@ -190,20 +190,18 @@ pub fn retry<B: Backend + ?Sized>(
     let mut ids = Vec::new();
     match selection {
         RetrySelection::Ids(wanted) => {
-            let failed_values: Vec<String> = b.table().layout.statuses.all(Status::Failed).to_vec();
             in_tx(b, TxMode::Write, true, |b| {
                 for id in wanted {
-                    let stmt = sql(b).status_of(id);
-                    let stored = b
+                    let stmt = sql(b).failed_check(id);
+                    let mut row = b
                         .query(&stmt)?
                         .into_iter()
                         .next()
                         .ok_or_else(|| no_such_job(b, id))?
-                        .into_iter()
-                        .next()
-                        .and_then(Value::into_text)
-                        .unwrap_or_default();
-                    if !failed_values.contains(&stored) {
+                        .into_iter();
+                    let failed = row.next().and_then(|v| v.as_i64()) == Some(1);
+                    if !failed {
+                        let stored = row.next().and_then(Value::into_text).unwrap_or_default();
                         let name = b.table().layout.statuses.name_of(stored);
                         return Err(QctlError::usage(format!(
                             "job {id} is {name}, not failed; retry takes dead-lettered jobs only \
@@ -525,16 +523,31 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
         }
         // Values no state claims: found with a loose index scan, then
         // counted one by one, so nothing stored is ever dropped silently.
-        let mut unmapped: Vec<Option<String>> = b
-            .query(&distinct)?
-            .into_iter()
-            .filter_map(|r| r.into_iter().next().and_then(Value::into_text))
-            .filter(|v| !mapped.contains(v))
-            .map(Some)
-            .collect();
-        unmapped.push(None);
-        for value in unmapped {
-            let stmt = QueueSql::new(b.table(), now).value_counts(value.as_deref());
+        // Told by predicates, the rows none matches are counted at once.
+        let unmapped: Vec<(Option<String>, Stmt)> = match &distinct {
+            Some(distinct) => {
+                let mut values: Vec<Option<String>> = b
+                    .query(distinct)?
+                    .into_iter()
+                    .filter_map(|r| r.into_iter().next().and_then(Value::into_text))
+                    .filter(|v| !mapped.contains(v))
+                    .map(Some)
+                    .collect();
+                values.push(None);
+                values
+                    .into_iter()
+                    .map(|v| {
+                        let stmt = QueueSql::new(b.table(), now).value_counts(v.as_deref());
+                        (v, stmt)
+                    })
+                    .collect()
+            }
+            None => vec![(
+                Some("(no state matches)".to_string()),
+                QueueSql::new(b.table(), now).unmatched_counts(),
+            )],
+        };
+        for (value, stmt) in unmapped {
             for row in b.query(&stmt)? {
                 let mut row = row.into_iter();
                 let queue = row.next().and_then(Value::into_text);

@@ -163,9 +163,10 @@ impl Concept {
         Concept::ALL.into_iter().find(|c| c.key() == key)
     }
 
-    /// Columns without which qctl cannot administer the table at all.
+    /// Columns without which qctl cannot administer the table at all (a
+    /// status column may give way to predicates).
     pub fn required(self) -> bool {
-        matches!(self, Concept::Id | Concept::Status)
+        matches!(self, Concept::Id)
     }
 
     pub fn is_time(self) -> bool {
@@ -213,17 +214,42 @@ impl Status {
     }
 }
 
-/// The stored values of each state. A state may have several (pg-boss
-/// stores `created` and `retry`, both pending); the first is the one qctl
-/// writes. A state with none does not exist in the table.
+/// How each state is told. By the stored values of the status column: a
+/// state may have several (pg-boss stores `created` and `retry`, both
+/// pending), and the first is the one qctl writes. Or, where a table has no
+/// status column, by a predicate over its other columns (graphile-worker:
+/// a job is running while `locked_at` is set). A state with neither does
+/// not exist in the table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusValues {
     values: [Vec<String>; 5],
+    predicates: [Option<String>; 5],
 }
 
 impl StatusValues {
     pub fn new(values: [Vec<String>; 5]) -> StatusValues {
-        StatusValues { values }
+        StatusValues {
+            values,
+            predicates: Default::default(),
+        }
+    }
+
+    /// States told by predicates over the table's columns.
+    pub fn by_predicates(predicates: [Option<String>; 5]) -> StatusValues {
+        StatusValues {
+            values: Default::default(),
+            predicates,
+        }
+    }
+
+    /// The SQL predicate of a state, where it has one.
+    pub fn predicate(&self, status: Status) -> Option<&str> {
+        self.predicates[status as usize].as_deref()
+    }
+
+    /// Whether any state is told by a predicate.
+    pub fn has_predicates(&self) -> bool {
+        self.predicates.iter().any(Option::is_some)
     }
 
     /// Every stored value of a state.
@@ -238,7 +264,7 @@ impl StatusValues {
 
     /// Whether the table has this state at all.
     pub fn has(&self, status: Status) -> bool {
-        !self.values[status as usize].is_empty()
+        !self.values[status as usize].is_empty() || self.predicates[status as usize].is_some()
     }
 
     /// Maps a stored value back to its state.
@@ -325,6 +351,102 @@ pub enum FenceKind {
     LockTime(Concept),
 }
 
+/// A change of state that writes a job: the layout says what each one
+/// writes beyond the defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transition {
+    /// A worker takes the job.
+    Claim,
+    /// The worker finished it.
+    Complete,
+    /// It failed with attempts left: back to pending, later.
+    RetryLater,
+    /// It failed for good (or reap found its attempts used): failed.
+    DeadLetter,
+    /// Reap put a stale job back to pending.
+    Requeue,
+    /// An operator put a dead letter back to pending (`qctl retry`).
+    Retry,
+}
+
+impl Transition {
+    pub const ALL: [Transition; 6] = [
+        Transition::Claim,
+        Transition::Complete,
+        Transition::RetryLater,
+        Transition::DeadLetter,
+        Transition::Requeue,
+        Transition::Retry,
+    ];
+}
+
+/// What a transition writes to one column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Assign {
+    /// Leave it as it is (drops a default write).
+    Keep,
+    Null,
+    /// The current time, in the column's own representation.
+    Now,
+    /// A SQL expression over the row's columns, as the config file gives it.
+    Sql(String),
+}
+
+impl Assign {
+    fn parse(text: &str) -> Result<Assign> {
+        Ok(match text.trim() {
+            "keep" => Assign::Keep,
+            "null" | "NULL" => Assign::Null,
+            "now" => Assign::Now,
+            expr => Assign::Sql(checked_sql(expr, "write")?.to_string()),
+        })
+    }
+}
+
+/// A column of the claim order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderTerm {
+    pub column: Ident,
+    pub desc: bool,
+}
+
+impl OrderTerm {
+    /// `column`, `column ASC` or `column DESC`.
+    pub fn parse(text: &str) -> Result<OrderTerm> {
+        let mut words = text.split_whitespace();
+        let column = Ident::new(words.next().unwrap_or(""), "order column")?;
+        let desc = match words.next().map(str::to_ascii_lowercase).as_deref() {
+            None | Some("asc") => false,
+            Some("desc") => true,
+            Some(other) => {
+                return Err(QctlError::usage(format!(
+                    "invalid claim order {text:?}: after the column comes ASC or DESC, not {other:?}"
+                )));
+            }
+        };
+        if words.next().is_some() {
+            return Err(QctlError::usage(format!(
+                "invalid claim order {text:?}: write \"column\" or \"column DESC\""
+            )));
+        }
+        Ok(OrderTerm { column, desc })
+    }
+}
+
+/// SQL from the config file (a predicate or a write): the operator's own,
+/// run as given, so only a statement separator and control characters are
+/// refused.
+fn checked_sql<'s>(sql: &'s str, what: &str) -> Result<&'s str> {
+    let sql = sql.trim();
+    if sql.is_empty() || sql.contains(';') || sql.chars().any(char::is_control) {
+        return Err(QctlError::usage(format!(
+            "invalid {what} SQL {sql:?}: one expression, no `;` and no control characters"
+        )));
+    }
+    Ok(sql)
+}
+
 /// A complete, validated layout.
 #[derive(Debug, Clone)]
 pub struct Layout {
@@ -339,6 +461,15 @@ pub struct Layout {
     pub attempts_counted: AttemptCounting,
     /// `None`: detect from the table's rows, else integer Unix seconds.
     pub time: Option<TimeEncoding>,
+    /// A NULL due time means due now (procrastinate), not never.
+    pub null_due_is_now: bool,
+    /// The claim order; empty means priority (when mapped), then due (or
+    /// creation) time, then id.
+    pub order: Vec<OrderTerm>,
+    /// What each transition writes beyond (or instead of) the defaults.
+    pub writes: std::collections::BTreeMap<Transition, Vec<(Ident, Assign)>>,
+    /// A completed job is deleted, as delayed_job and graphile-worker do.
+    pub complete_deletes: bool,
 }
 
 /// The names of the presets, for `--help` and completions.
@@ -382,6 +513,10 @@ impl Layout {
                 ]),
                 attempts_counted: AttemptCounting::Claim,
                 time: None,
+                null_due_is_now: false,
+                order: Vec::new(),
+                writes: Default::default(),
+                complete_deletes: false,
             }),
             "app-job-queue" => Ok(Layout {
                 preset: name.into(),
@@ -413,6 +548,10 @@ impl Layout {
                 ]),
                 attempts_counted: AttemptCounting::Requeue,
                 time: None,
+                null_due_is_now: false,
+                order: Vec::new(),
+                writes: Default::default(),
+                complete_deletes: false,
             }),
             other => Err(QctlError::usage(format!(
                 "unknown layout preset '{other}'; the presets are: {}",
@@ -499,7 +638,50 @@ impl Layout {
         ] {
             if let Some(value) = value {
                 self.statuses.values[status as usize] = value.clone().into_vec();
+                self.statuses.predicates[status as usize] = None;
             }
+        }
+        let predicates = &overrides.predicates;
+        for (status, predicate) in [
+            (Status::Pending, &predicates.pending),
+            (Status::Running, &predicates.running),
+            (Status::Done, &predicates.done),
+            (Status::Failed, &predicates.failed),
+            (Status::Cancelled, &predicates.cancelled),
+        ] {
+            if let Some(predicate) = predicate {
+                self.statuses.predicates[status as usize] =
+                    Some(checked_sql(predicate, "state predicate")?.to_string());
+                self.statuses.values[status as usize] = Vec::new();
+            }
+        }
+        if let Some(null_due_is_now) = overrides.null_due_is_now {
+            self.null_due_is_now = null_due_is_now;
+        }
+        if let Some(order) = &overrides.order {
+            self.order = order
+                .iter()
+                .map(|term| OrderTerm::parse(term))
+                .collect::<Result<_>>()?;
+        }
+        for (transition, writes) in &overrides.writes {
+            let list = self.writes.entry(*transition).or_default();
+            for (column, value) in writes {
+                let column = Ident::new(column, "column")?;
+                list.retain(|(c, _)| *c != column);
+                list.push((column, Assign::parse(value)?));
+            }
+        }
+        if let Some(on_complete) = &overrides.on_complete {
+            self.complete_deletes = match on_complete.as_str() {
+                "delete" => true,
+                "update" => false,
+                other => {
+                    return Err(QctlError::usage(format!(
+                        "invalid on_complete {other:?}: use \"update\" (the default) or \"delete\""
+                    )));
+                }
+            };
         }
         if let Some(counting) = overrides.attempts_counted {
             self.attempts_counted = counting;
@@ -517,11 +699,27 @@ impl Layout {
 
     fn validate_statuses(&self) -> Result<()> {
         let mut seen: Vec<&str> = Vec::new();
+        let predicates = self.statuses.has_predicates();
+        if !predicates && self.column(Concept::Status).is_none() {
+            return Err(QctlError::usage(
+                "a layout without a status column tells its states by predicates: set them in \
+                 [layout.predicates]",
+            ));
+        }
         for status in Status::ALL {
             let values = self.statuses.all(status);
-            if values.is_empty() && status != Status::Cancelled {
+            // Pending and running must exist: they are what a queue is.
+            let needed = matches!(status, Status::Pending | Status::Running);
+            if needed && !self.statuses.has(status) {
                 return Err(QctlError::usage(format!(
-                    "status {} needs at least one stored value",
+                    "status {} needs at least one stored value (or a predicate)",
+                    status.name()
+                )));
+            }
+            if !values.is_empty() && self.column(Concept::Status).is_none() {
+                return Err(QctlError::usage(format!(
+                    "status {} has stored values but the layout has no status column: map one \
+                     in [layout.columns], or tell the state by a predicate",
                     status.name()
                 )));
             }
@@ -587,6 +785,28 @@ pub struct LayoutOverrides {
     pub statuses: StatusOverrides,
     pub attempts_counted: Option<AttemptCounting>,
     pub time: Option<TimeEncoding>,
+    /// A NULL due time means due now.
+    pub null_due_is_now: Option<bool>,
+    /// The claim order: `["priority DESC", "run_at", "id"]`.
+    pub order: Option<Vec<String>>,
+    /// `update` (the default) or `delete`: what completing a job does.
+    pub on_complete: Option<String>,
+    /// States told by SQL predicates over the table's columns.
+    #[serde(default)]
+    pub predicates: PredicateOverrides,
+    /// What a transition writes: `[layout.writes.requeue] run_at = "..."`.
+    #[serde(default)]
+    pub writes: std::collections::BTreeMap<Transition, std::collections::BTreeMap<String, String>>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PredicateOverrides {
+    pub pending: Option<String>,
+    pub running: Option<String>,
+    pub done: Option<String>,
+    pub failed: Option<String>,
+    pub cancelled: Option<String>,
 }
 
 /// A state's stored value, or several.

@@ -151,7 +151,8 @@ impl ExplainReport {
 struct Sample {
     stmt: Stmt,
     backlog_state: Option<Status>,
-    index: IndexSpec,
+    /// The index that serves it, where qctl can say which.
+    index: Option<IndexSpec>,
 }
 
 /// The sample of a hot query, or why the layout has no such query (no
@@ -204,7 +205,7 @@ fn sample<B: Backend + ?Sized>(
             Sample {
                 stmt,
                 backlog_state: Some(Status::Pending),
-                index: IndexSpec::claim(t),
+                index: Some(IndexSpec::claim(t)),
             }
         }
         ExplainTarget::Reap => {
@@ -367,21 +368,21 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
             ));
         }
         let needs_fix = findings.iter().any(|f| f.kind.wants_index());
-        if needs_fix && !suggested.contains(&sample.index) {
-            match b.index_state(&sample.index.name)? {
+        if let Some(index) = sample.index.as_ref().filter(|i| needs_fix && !suggested.contains(i)) {
+            match b.index_state(&index.name)? {
                 IndexState::Valid => {
                     let used = plan
                         .lines
                         .iter()
-                        .any(|l| l.text.contains(sample.index.name.as_str()));
+                        .any(|l| l.text.contains(index.name.as_str()));
                     if !used {
                         findings.push(PlanFinding::new(
                             Severity::Warning,
                             FindingKind::IndexIgnored,
                             format!(
                                 "index {} exists but the planner does not use it for this query: {}",
-                                sample.index.name,
-                                sample.index.create_sql(b.table(), false)
+                                index.name,
+                                index.create_sql(b.table(), false)
                             ),
                         ));
                     }
@@ -395,9 +396,9 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
                              --apply drops and rebuilds it"
                         ),
                     ));
-                    suggested.push(sample.index.clone());
+                    suggested.push(index.clone());
                 }
-                IndexState::Missing => suggested.push(sample.index.clone()),
+                IndexState::Missing => suggested.push(index.clone()),
             }
         }
         checks.push(QueryCheck {

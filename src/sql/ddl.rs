@@ -48,19 +48,29 @@ impl IndexSpec {
         let sql = QueueSql::new(t, chrono::Utc::now());
         let d = t.dialect;
         let mut columns: Vec<String> = Vec::new();
-        let predicate = if d.partial_indexes {
-            sql.state(Status::Pending)
-        } else {
-            columns.push(t.must(Concept::Status));
-            None
-        };
-        columns.extend(t.q(Concept::Queue));
-        columns.extend(t.q(Concept::Priority));
-        if let Some(order) = t.layout.order_concept().and_then(|c| t.q(c)) {
-            columns.push(order);
+        // A partial index's predicate must not depend on the clock.
+        let pending = sql
+            .state(Status::Pending)
+            .filter(|p| !p.to_ascii_lowercase().contains("now"));
+        let predicate = if d.partial_indexes { pending } else { None };
+        if predicate.is_none()
+            && let Some(status) = t.q(Concept::Status)
+        {
+            columns.push(status);
         }
-        if !t.id_is_rowid || columns.is_empty() {
-            columns.push(t.must(Concept::Id));
+        columns.extend(t.q(Concept::Queue));
+        let id = t.must(Concept::Id);
+        for (column, desc) in t.claim_order() {
+            // The rowid is in every SQLite index already.
+            if column == id && t.id_is_rowid {
+                continue;
+            }
+            if !columns.contains(&column) {
+                columns.push(if desc { format!("{column} DESC") } else { column });
+            }
+        }
+        if columns.is_empty() {
+            columns.push(id);
         }
         IndexSpec {
             name: d.index_name(&t.layout.table, "claim_idx"),
@@ -72,17 +82,17 @@ impl IndexSpec {
 
     /// The index that serves reap, purge and stats: status, then the time
     /// a finished job is dated by.
-    pub fn state(t: &QueueTable) -> IndexSpec {
-        let mut columns = vec![t.must(Concept::Status)];
+    pub fn state(t: &QueueTable) -> Option<IndexSpec> {
+        let mut columns = vec![t.q(Concept::Status)?];
         if let Some(finished) = t.layout.finished_at_concept().and_then(|c| t.q(c)) {
             columns.push(finished);
         }
-        IndexSpec {
+        Some(IndexSpec {
             name: t.dialect.index_name(&t.layout.table, "status_idx"),
             purpose: IndexPurpose::State,
             columns,
             predicate: None,
-        }
+        })
     }
 
     /// `CREATE INDEX ...`, idempotent; `concurrently` builds it without
@@ -111,6 +121,14 @@ impl IndexSpec {
         }
         sql
     }
+}
+
+/// The indexes `init` creates: the claim's, and the state index where
+/// the table has a status column.
+pub fn init_indexes(t: &QueueTable) -> Vec<IndexSpec> {
+    std::iter::once(IndexSpec::claim(t))
+        .chain(IndexSpec::state(t))
+        .collect()
 }
 
 /// `CREATE TABLE` for the layout, as `init` runs it.

@@ -15,7 +15,7 @@ use super::dialect::{LockMode, TimeExpr};
 use super::schema::{ColumnKind, JobSelect, QueueTable};
 use super::{Bind, Binds, Dialect, Row, Stmt, Value, time};
 use crate::error::QctlError;
-use crate::layout::{AttemptCounting, Concept, FenceKind, Status, literal};
+use crate::layout::{AttemptCounting, Assign, Concept, FenceKind, Status, Transition, literal};
 use crate::model::{Job, JobId, Payload, ReapAction, ReapedJob};
 use crate::request::{
     ClaimRequest, Finish, FinishRequest, ListRequest, ListStatus, PurgeRequest, ReapRequest,
@@ -51,19 +51,22 @@ impl<'t> QueueSql<'t> {
         Stmt::new(self.d, text, binds)
     }
 
-    fn status_col(&self) -> String {
-        self.t.must(Concept::Status)
+    fn status_col(&self) -> Option<String> {
+        self.t.q(Concept::Status)
     }
 
     // ----- predicates -------------------------------------------------
 
-    /// Rows in a state, with its stored values as literals (so a partial
-    /// index on the state matches); `None` when the table has no such
-    /// state.
+    /// Rows in a state: its predicate, or its stored values as literals
+    /// (so a partial index on the state matches); `None` when the table
+    /// has no such state.
     pub fn state(&self, status: Status) -> Option<String> {
-        let values = self.t.layout.statuses.all(status);
-        let column = self.status_col();
-        match values {
+        let statuses = &self.t.layout.statuses;
+        if let Some(predicate) = statuses.predicate(status) {
+            return Some(format!("({predicate})"));
+        }
+        let column = self.status_col()?;
+        match statuses.all(status) {
             [] => None,
             [one] => Some(format!("{column} = {}", literal(one))),
             many => Some(format!(
@@ -81,37 +84,67 @@ impl<'t> QueueSql<'t> {
         self.state(status).unwrap_or_else(|| "1 = 0".into())
     }
 
-    /// Rows whose stored status no state claims.
+    /// Rows no state claims: a stored status no state lists (NULL
+    /// included), or, told by predicates, a row none of them matches.
     pub fn other_state(&self) -> String {
-        let column = self.status_col();
-        let mapped: Vec<String> = self.t.layout.statuses.mapped().map(literal).collect();
-        format!(
-            "({column} IS NULL OR {column} NOT IN ({}))",
-            mapped.join(", ")
-        )
+        let statuses = &self.t.layout.statuses;
+        if statuses.has_predicates() || self.status_col().is_none() {
+            let any: Vec<String> = Status::ALL.into_iter().filter_map(|s| self.state(s)).collect();
+            return format!("NOT coalesce({}, 1 = 0)", any.join(" OR "));
+        }
+        let column = self.status_col().expect("a status column");
+        let mapped: Vec<String> = statuses.mapped().map(literal).collect();
+        format!("({column} IS NULL OR {column} NOT IN ({}))", mapped.join(", "))
     }
 
-    /// The value written for a state (validated to exist for the states
-    /// qctl writes).
-    fn write_state(&self, status: Status) -> Result<String> {
-        let typed = |value: &str| match self.t.col(Concept::Status).map(|c| &c.kind) {
-            // A CASE of bare literals is text to PostgreSQL, which will
-            // not assign text to an enum column: name the type.
-            Some(ColumnKind::Enum(ty)) => format!("CAST({} AS {ty})", literal(value)),
-            _ => literal(value),
+    /// A job's state as its name: the stored value where a status column
+    /// holds it, else the first state whose predicate matches.
+    pub fn state_name(&self) -> String {
+        match self.status_col() {
+            Some(column) if !self.t.layout.statuses.has_predicates() => self.d.as_text(&column),
+            _ => {
+                let arms: Vec<String> = Status::ALL
+                    .into_iter()
+                    .filter_map(|s| self.state(s).map(|p| format!("WHEN {p} THEN {}", literal(s.name()))))
+                    .collect();
+                let fallback = self
+                    .status_col()
+                    .map_or("'other'".to_string(), |c| self.d.as_text(&c));
+                format!("CASE {} ELSE {fallback} END", arms.join(" "))
+            }
+        }
+    }
+
+    /// The value written for a state: `None` where states are told by
+    /// predicates (the layout's writes make the predicate true instead).
+    fn write_state(&self, status: Status) -> Result<Option<String>> {
+        let Some(column) = self.t.col(Concept::Status) else {
+            return Ok(None);
         };
-        self.t
-            .layout
-            .statuses
-            .written(status)
-            .map(typed)
-            .ok_or_else(|| {
-                QctlError::usage(format!(
-                    "the {} layout has no {} state to write",
-                    self.t.layout.preset,
-                    status.name()
-                ))
-            })
+        if self.t.layout.statuses.predicate(status).is_some() {
+            return Ok(None);
+        }
+        let value = self.t.layout.statuses.written(status).ok_or_else(|| {
+            QctlError::usage(format!(
+                "the {} layout has no {} state to write",
+                self.t.layout.preset,
+                status.name()
+            ))
+        })?;
+        // A CASE of bare literals is text to PostgreSQL, which will not
+        // assign text to an enum column: name the type.
+        Ok(Some(match &column.kind {
+            ColumnKind::Enum(ty) => format!("CAST({} AS {ty})", literal(value)),
+            _ => literal(value),
+        }))
+    }
+
+    /// The status write of a transition into `status`, if the layout
+    /// writes one.
+    fn status_set(&self, status: Status) -> Result<Option<Set>> {
+        Ok(self
+            .write_state(status)?
+            .map(|value| set(self.status_col().expect("a status column"), value)))
     }
 
     fn time(&self, concept: Concept, expr: TimeExpr, b: &mut Binds) -> String {
@@ -122,7 +155,11 @@ impl<'t> QueueSql<'t> {
     pub fn ready(&self, b: &mut Binds) -> Option<String> {
         let run_at = self.t.q(Concept::RunAt)?;
         let now = self.time(Concept::RunAt, TimeExpr::Now, b);
-        Some(format!("{run_at} <= {now}"))
+        Some(if self.t.layout.null_due_is_now {
+            format!("({run_at} IS NULL OR {run_at} <= {now})")
+        } else {
+            format!("{run_at} <= {now}")
+        })
     }
 
     /// Running jobs that are stale by the rule.
@@ -161,16 +198,12 @@ impl<'t> QueueSql<'t> {
     /// The order workers take ready jobs in: due (or creation) time, then
     /// id.
     pub fn claim_order(&self) -> String {
-        let id = self.t.must(Concept::Id);
-        let mut terms = Vec::new();
-        if let Some(priority) = self.t.q(Concept::Priority) {
-            terms.push(priority);
-        }
-        if let Some(order) = self.t.layout.order_concept().and_then(|c| self.t.q(c)) {
-            terms.push(order);
-        }
-        terms.push(id);
-        terms.join(", ")
+        self.t
+            .claim_order()
+            .into_iter()
+            .map(|(column, desc)| if desc { format!("{column} DESC") } else { column })
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// Whether a job has used its attempts (never, without both columns).
@@ -221,6 +254,66 @@ impl<'t> QueueSql<'t> {
     fn now_set(&self, concept: Concept, b: &mut Binds) -> Option<Set> {
         let column = self.t.writable(concept)?;
         Some(set(column, self.time(concept, TimeExpr::Now, b)))
+    }
+
+    /// The layout's own writes for a transition over the default ones: a
+    /// column it names is written its way (or kept), the rest as qctl
+    /// would.
+    fn with_writes(&self, transition: Transition, mut sets: Vec<Set>, b: &mut Binds) -> Vec<Set> {
+        let Some(writes) = self.t.layout.writes.get(&transition) else {
+            return sets;
+        };
+        for (column, assign) in writes {
+            let quoted = self.d.ident(column);
+            sets.retain(|s| s.column != quoted);
+            let value = match assign {
+                Assign::Keep => continue,
+                Assign::Null => "NULL".to_string(),
+                Assign::Now => {
+                    let concept = self.t.concept_of(column);
+                    match concept {
+                        Some(concept) => self.time(concept, TimeExpr::Now, b),
+                        None => self.d.time(TimeExpr::Now, self.t.default_time_repr(), self.now, b),
+                    }
+                }
+                Assign::Sql(expr) => expr.clone(),
+            };
+            sets.push(set(quoted, value));
+        }
+        sets
+    }
+
+    /// Two transitions decided per row in SQL: each column gets the first
+    /// one's value where `condition` holds, the second's where not (a
+    /// column one of them does not write keeps its value there).
+    fn either(&self, condition: &str, yes: Vec<Set>, no: Vec<Set>) -> Vec<Set> {
+        let mut merged: Vec<Set> = Vec::new();
+        let columns: Vec<String> = yes
+            .iter()
+            .chain(&no)
+            .map(|s| s.column.clone())
+            .fold(Vec::new(), |mut all, c| {
+                if !all.contains(&c) {
+                    all.push(c);
+                }
+                all
+            });
+        for column in columns {
+            let find = |sets: &[Set]| sets.iter().find(|s| s.column == column).map(|s| (s.value.clone(), s.writes_counter));
+            let (a, ca) = find(&yes).unwrap_or((column.clone(), false));
+            let (b, cb) = find(&no).unwrap_or((column.clone(), false));
+            let value = if a == b {
+                a
+            } else {
+                format!("CASE WHEN {condition} THEN {a} ELSE {b} END")
+            };
+            merged.push(Set {
+                column,
+                value,
+                writes_counter: ca || cb,
+            });
+        }
+        merged
     }
 
     /// Joins assignments; a dialect whose assignments see earlier ones
@@ -458,10 +551,8 @@ impl<'t> QueueSql<'t> {
     }
 
     fn claim_sets(&self, request: &ClaimRequest, b: &mut Binds) -> Result<Vec<Set>> {
-        let mut sets = vec![
-            set(self.status_col(), self.write_state(Status::Running)?),
-            self.worker_set(&request.worker, b)?,
-        ];
+        let mut sets: Vec<Set> = self.status_set(Status::Running)?.into_iter().collect();
+        sets.push(self.worker_set(&request.worker, b)?);
         if let (AttemptCounting::Claim, Some(attempts)) = (
             self.t.layout.attempts_counted,
             self.t.writable(Concept::Attempts),
@@ -478,7 +569,7 @@ impl<'t> QueueSql<'t> {
             sets.push(set(column, until));
         }
         sets.extend(self.now_set(Concept::UpdatedAt, b));
-        Ok(sets)
+        Ok(self.with_writes(Transition::Claim, sets, b))
     }
 
     /// The claim as one statement: pick the next ready job (skipping
@@ -544,60 +635,28 @@ impl<'t> QueueSql<'t> {
             concept: "locked_by",
             needed_for: "complete and fail need to check who holds the job".into(),
         })?;
-        let mut sets = Vec::new();
-        let status = self.status_col();
-        match &request.finish {
-            Finish::Complete => {
-                sets.push(set(status, self.write_state(Status::Done)?));
-                sets.extend(self.now_set(Concept::FinishedAt, &mut b));
-            }
+        let deletes = matches!(request.finish, Finish::Complete) && self.t.layout.complete_deletes;
+        let sets = match &request.finish {
+            Finish::Complete => self.complete_sets(&mut b)?,
             Finish::Fail {
                 error,
                 retry_delay,
                 dead_letter,
             } => {
-                let failed = self.write_state(Status::Failed)?;
+                let mut sets = Vec::new();
                 if let (Some(column), Some(error)) = (self.t.writable(Concept::LastError), error) {
                     sets.push(set(column, b.push(error.as_str())));
                 }
+                let dead = self.dead_letter_sets(&mut b)?;
                 if *dead_letter {
-                    sets.push(set(status, failed));
-                    sets.extend(self.now_set(Concept::FinishedAt, &mut b));
+                    sets.extend(dead);
                 } else {
-                    let ex = self.exhausted();
-                    let when = |dead: String, retry: String| {
-                        format!("CASE WHEN {ex} THEN {dead} ELSE {retry} END")
-                    };
-                    sets.push(set(
-                        status,
-                        when(failed, self.write_state(Status::Pending)?),
-                    ));
-                    if let Some(run_at) = self.t.writable(Concept::RunAt) {
-                        let due = self.time(Concept::RunAt, TimeExpr::After(*retry_delay), &mut b);
-                        sets.push(set(run_at.clone(), when(run_at, due)));
-                    }
-                    for concept in [Concept::LockedBy, Concept::LockedAt] {
-                        if let Some(clear) = self.clear(concept) {
-                            let keep = clear.column.clone();
-                            sets.push(set(clear.column, when(keep, clear.value)));
-                        }
-                    }
-                    if let Some(finished) = self.t.writable(Concept::FinishedAt) {
-                        let now = self.time(Concept::FinishedAt, TimeExpr::Now, &mut b);
-                        sets.push(set(finished.clone(), when(now, finished)));
-                    }
-                    if let (AttemptCounting::Requeue, Some(attempts)) = (
-                        self.t.layout.attempts_counted,
-                        self.t.writable(Concept::Attempts),
-                    ) {
-                        let plus = format!("{attempts} + 1");
-                        sets.push(counter(attempts.clone(), when(attempts, plus)));
-                    }
+                    let later = self.retry_later_sets(*retry_delay, &mut b)?;
+                    sets.extend(self.either(&self.exhausted(), dead, later));
                 }
+                sets
             }
-        }
-        sets.extend(self.clear(Concept::LockedUntil));
-        sets.extend(self.now_set(Concept::UpdatedAt, &mut b));
+        };
         let mut filter = format!(
             "{} = {} AND {} AND {worker} = {}",
             self.t.must(Concept::Id),
@@ -613,12 +672,67 @@ impl<'t> QueueSql<'t> {
         } else {
             String::new()
         };
-        let text = format!(
-            "UPDATE {} SET {} WHERE {filter}{returning}",
-            self.t.table(),
-            self.sets(sets)
-        );
+        let text = if deletes {
+            format!("DELETE FROM {} WHERE {filter}{returning}", self.t.table())
+        } else {
+            format!(
+                "UPDATE {} SET {} WHERE {filter}{returning}",
+                self.t.table(),
+                self.sets(sets)
+            )
+        };
         Ok(self.stmt(&text, b))
+    }
+
+    /// What completing a job writes: done, finished now, the lease gone.
+    fn complete_sets(&self, b: &mut Binds) -> Result<Vec<Set>> {
+        let mut sets: Vec<Set> = self.status_set(Status::Done)?.into_iter().collect();
+        sets.extend(self.now_set(Concept::FinishedAt, b));
+        sets.extend(self.clear(Concept::LockedUntil));
+        sets.extend(self.now_set(Concept::UpdatedAt, b));
+        Ok(self.with_writes(Transition::Complete, sets, b))
+    }
+
+    /// What dead-lettering writes: failed, finished now, the lease gone;
+    /// the last worker is kept for the post-mortem.
+    fn dead_letter_sets(&self, b: &mut Binds) -> Result<Vec<Set>> {
+        let mut sets: Vec<Set> = self.status_set(Status::Failed)?.into_iter().collect();
+        sets.extend(self.now_set(Concept::FinishedAt, b));
+        sets.extend(self.clear(Concept::LockedUntil));
+        sets.extend(self.now_set(Concept::UpdatedAt, b));
+        Ok(self.with_writes(Transition::DeadLetter, sets, b))
+    }
+
+    /// Back to pending, unlocked; a layout that counts requeues counts it.
+    fn pending_again(&self, status_and: Vec<Set>) -> Vec<Set> {
+        let mut sets = status_and;
+        for concept in [Concept::LockedBy, Concept::LockedAt, Concept::LockedUntil] {
+            sets.extend(self.clear(concept));
+        }
+        if let (AttemptCounting::Requeue, Some(attempts)) =
+            (self.t.layout.attempts_counted, self.t.writable(Concept::Attempts))
+        {
+            sets.push(counter(attempts.clone(), format!("{attempts} + 1")));
+        }
+        sets
+    }
+
+    /// What a failure with attempts left writes: pending again, due after
+    /// the retry delay.
+    fn retry_later_sets(&self, delay: std::time::Duration, b: &mut Binds) -> Result<Vec<Set>> {
+        let mut sets = self.pending_again(self.status_set(Status::Pending)?.into_iter().collect());
+        if let Some(run_at) = self.t.writable(Concept::RunAt) {
+            sets.push(set(run_at, self.time(Concept::RunAt, TimeExpr::After(delay), b)));
+        }
+        sets.extend(self.now_set(Concept::UpdatedAt, b));
+        Ok(self.with_writes(Transition::RetryLater, sets, b))
+    }
+
+    /// What reap writes to a stale job with attempts left.
+    fn requeue_sets(&self, b: &mut Binds) -> Result<Vec<Set>> {
+        let mut sets = self.pending_again(self.status_set(Status::Pending)?.into_iter().collect());
+        sets.extend(self.now_set(Concept::UpdatedAt, b));
+        Ok(self.with_writes(Transition::Requeue, sets, b))
     }
 
     fn fence_filter(&self, token: i64, b: &mut Binds) -> Result<String> {
@@ -650,38 +764,28 @@ impl<'t> QueueSql<'t> {
     /// attempt granted where the attempts are used up. The attempts counter
     /// is never lowered: it is the fence a late worker is refused by.
     fn retry_sets(&self, b: &mut Binds) -> Result<Vec<Set>> {
-        let mut sets = vec![set(self.status_col(), self.write_state(Status::Pending)?)];
+        let mut sets = self.pending_again(self.status_set(Status::Pending)?.into_iter().collect());
         sets.extend(self.now_set(Concept::RunAt, b));
-        for concept in [
-            Concept::LockedBy,
-            Concept::LockedAt,
-            Concept::LockedUntil,
-            Concept::FinishedAt,
-        ] {
-            sets.extend(self.clear(concept));
-        }
+        sets.extend(self.clear(Concept::FinishedAt));
         if let (Some(attempts), Some(max)) = (
             self.t.q(Concept::Attempts),
             self.t.writable(Concept::MaxAttempts),
         ) {
-            let next = format!("{attempts} + 1");
-            sets.push(set(max.clone(), self.d.greatest(&max, &next)));
-            if self.t.layout.attempts_counted == AttemptCounting::Requeue
-                && let Some(attempts) = self.t.writable(Concept::Attempts)
-            {
-                sets.push(counter(attempts, next));
-            }
+            // Read before any counter write (MySQL assigns left to right).
+            sets.insert(0, set(max.clone(), self.d.greatest(&max, &format!("{attempts} + 1"))));
         }
         sets.extend(self.now_set(Concept::UpdatedAt, b));
-        Ok(sets)
+        Ok(self.with_writes(Transition::Retry, sets, b))
     }
 
-    /// The stored status of one job, locked for the retry that follows.
-    pub fn status_of(&self, id: &JobId) -> Stmt {
+    /// Whether a job is a dead letter (and its state's name, to say
+    /// what it is instead), locked for the retry that follows.
+    pub fn failed_check(&self, id: &JobId) -> Stmt {
         let mut b = Binds::default();
         let text = format!(
-            "SELECT {} FROM {} WHERE {} = {}{}",
-            self.d.as_text(&self.status_col()),
+            "SELECT CASE WHEN {} THEN 1 ELSE 0 END, {} FROM {} WHERE {} = {}{}",
+            self.state_or_none(Status::Failed),
+            self.state_name(),
             self.t.table(),
             self.t.must(Concept::Id),
             b.push(id_bind(id)),
@@ -763,37 +867,13 @@ impl<'t> QueueSql<'t> {
     /// it), one without is dead-lettered (failed; its last worker kept for
     /// the post-mortem). The last error says which and why.
     fn reap_sets(&self, rule: StaleRule, b: &mut Binds) -> Result<Vec<Set>> {
-        let ex = self.exhausted();
-        let when =
-            |dead: &str, requeue: &str| format!("CASE WHEN {ex} THEN {dead} ELSE {requeue} END");
         let mut sets = Vec::new();
         if let Some(last_error) = self.t.writable(Concept::LastError) {
             sets.push(set(last_error, self.reap_note(rule, b)));
         }
-        let (failed, pending) = (
-            self.write_state(Status::Failed)?,
-            self.write_state(Status::Pending)?,
-        );
-        sets.push(set(self.status_col(), when(&failed, &pending)));
-        for concept in [Concept::LockedBy, Concept::LockedAt] {
-            if let Some(clear) = self.clear(concept) {
-                let keep = clear.column.clone();
-                sets.push(set(clear.column, when(&keep, &clear.value)));
-            }
-        }
-        sets.extend(self.clear(Concept::LockedUntil));
-        if let Some(finished) = self.t.writable(Concept::FinishedAt) {
-            let now = self.time(Concept::FinishedAt, TimeExpr::Now, b);
-            sets.push(set(finished.clone(), when(&now, &finished)));
-        }
-        if let (AttemptCounting::Requeue, Some(attempts)) = (
-            self.t.layout.attempts_counted,
-            self.t.writable(Concept::Attempts),
-        ) {
-            let plus = format!("{attempts} + 1");
-            sets.push(counter(attempts.clone(), when(&attempts, &plus)));
-        }
-        sets.extend(self.now_set(Concept::UpdatedAt, b));
+        let dead = self.dead_letter_sets(b)?;
+        let requeue = self.requeue_sets(b)?;
+        sets.extend(self.either(&self.exhausted(), dead, requeue));
         Ok(sets)
     }
 
@@ -1102,21 +1182,34 @@ impl<'t> QueueSql<'t> {
 
     /// Every distinct stored status, one index seek each (a loose index
     /// scan): the way to find values no state claims without reading the
-    /// whole table.
-    pub fn distinct_statuses(&self) -> Stmt {
-        let (s, t) = (self.status_col(), self.t.table());
-        Stmt::plain(format!(
+    /// whole table. `None` where states are told by predicates.
+    pub fn distinct_statuses(&self) -> Option<Stmt> {
+        if self.t.layout.statuses.has_predicates() {
+            return None;
+        }
+        let (s, t) = (self.status_col()?, self.t.table());
+        Some(Stmt::plain(format!(
             "WITH RECURSIVE qctl_v(v) AS (SELECT min({s}) FROM {t} UNION ALL \
              SELECT (SELECT min({s}) FROM {t} WHERE {s} > qctl_v.v) FROM qctl_v WHERE qctl_v.v IS NOT NULL) \
              SELECT {} FROM qctl_v WHERE v IS NOT NULL",
             self.d.as_text("v")
+        )))
+    }
+
+    /// Jobs no state's predicate matches, per queue.
+    pub fn unmatched_counts(&self) -> Stmt {
+        Stmt::plain(format!(
+            "SELECT {}, count(*) FROM {} WHERE {} GROUP BY 1",
+            self.queue_expr(),
+            self.t.table(),
+            self.other_state()
         ))
     }
 
     /// Jobs with one unmapped stored status (or none: NULL) per queue.
     pub fn value_counts(&self, value: Option<&str>) -> Stmt {
         let mut b = Binds::default();
-        let s = self.status_col();
+        let s = self.status_col().expect("a status column");
         let filter = match value {
             Some(value) => format!("{} = {}", self.d.as_text(&s), b.push(value)),
             None => format!("{s} IS NULL"),

@@ -268,6 +268,18 @@ impl QueueTable {
             slots[concept as usize] = Some(list.len());
             list.push(expr);
         }
+        // States told by predicates: the state's name stands in the status
+        // slot, worked out in SQL.
+        if self.layout.statuses.has_predicates() || self.col(Concept::Status).is_none() {
+            let name = super::queue::QueueSql::new(self, chrono::Utc::now()).state_name();
+            match slots[Concept::Status as usize] {
+                Some(i) => list[i] = name,
+                None => {
+                    slots[Concept::Status as usize] = Some(list.len());
+                    list.push(name);
+                }
+            }
+        }
         JobSelect {
             list: list.join(", "),
             slots,
@@ -299,6 +311,45 @@ impl QueueTable {
                 "sqlite" => TimeRepr::EpochSeconds,
                 _ => TimeRepr::Timestamptz,
             })
+    }
+
+    /// The claim order as (quoted column, descending): the layout's own,
+    /// else priority (when mapped), then due (or creation) time, then id.
+    pub fn claim_order(&self) -> Vec<(String, bool)> {
+        if !self.layout.order.is_empty() {
+            return self
+                .layout
+                .order
+                .iter()
+                .map(|term| (self.dialect.ident(&term.column), term.desc))
+                .collect();
+        }
+        let mut terms = Vec::new();
+        terms.extend(self.q(Concept::Priority).map(|p| (p, false)));
+        terms.extend(
+            self.layout
+                .order_concept()
+                .and_then(|c| self.q(c))
+                .map(|c| (c, false)),
+        );
+        terms.push((self.must(Concept::Id), false));
+        terms
+    }
+
+    /// The concept a column of the table stands for, if any.
+    pub fn concept_of(&self, column: &Ident) -> Option<Concept> {
+        Concept::ALL
+            .into_iter()
+            .find(|c| self.col(*c).is_some_and(|col| col.name == *column))
+    }
+
+    /// How a time the layout does not describe is written: the dialect's
+    /// own timestamps (SQLite: Unix seconds).
+    pub fn default_time_repr(&self) -> TimeRepr {
+        match self.dialect.name {
+            "sqlite" => TimeRepr::EpochSeconds,
+            _ => TimeRepr::Timestamptz,
+        }
     }
 
     /// The quoted table name.

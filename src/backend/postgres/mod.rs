@@ -33,7 +33,7 @@ use super::{Access, Backend, ConnectOptions, IndexState, SqlLog, TableSize, TxMo
 use crate::error::QctlError;
 use crate::interrupt::CancelGuard;
 use crate::layout::{Concept, Ident, Layout, TimeEncoding};
-use crate::sql::ddl::{IndexSpec, table_ddl};
+use crate::sql::ddl::{IndexSpec, init_indexes, table_ddl};
 use crate::sql::dialect::POSTGRES;
 use crate::sql::schema::{CatalogColumn, ColumnKind, QueueTable, TimeRepr};
 use crate::sql::time::MILLIS_ABOVE;
@@ -377,17 +377,19 @@ impl Backend for PostgresBackend {
         // An existing (maybe busy) table gets its indexes without
         // blocking writes.
         let concurrently = self.table_exists;
-        vec![
-            table_ddl(&self.table),
-            IndexSpec::claim(&self.table).create_sql(&self.table, concurrently),
-            IndexSpec::state(&self.table).create_sql(&self.table, concurrently),
-        ]
+        std::iter::once(table_ddl(&self.table))
+            .chain(
+                init_indexes(&self.table)
+                    .iter()
+                    .map(|spec| spec.create_sql(&self.table, concurrently)),
+            )
+            .collect()
     }
 
     fn init(&mut self) -> Result<()> {
         if self.table_exists {
             // One index at a time, CONCURRENTLY, outside any transaction.
-            for spec in [IndexSpec::claim(&self.table), IndexSpec::state(&self.table)] {
+            for spec in init_indexes(&self.table) {
                 self.build_index(&spec)?;
             }
         } else {
