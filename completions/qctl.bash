@@ -1533,7 +1533,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__retry)
-            opts="-d -q -v -h -V --all --queue --batch-size --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
+            opts="-d -q -v -h -V --all --queue --dry-run --batch-size --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

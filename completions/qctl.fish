@@ -266,6 +266,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand retry" -l statement-timeout -d
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l all -d 'Retry every failed job (of --queue, if given)'
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -l dry-run -d 'Run the real statements and roll them back: report what would be retried, change nothing'
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -s h -l help -d 'Print help'
@@ -287,7 +288,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand reap" -l busy-timeout -d 'How 
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -l dry-run -d 'Report what would happen and change nothing'
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l dry-run -d 'Run the real batches in one transaction and roll it back: report exactly what reap would do, change nothing'
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l wait -d 'PostgreSQL: wait for another reap of the same table to finish instead of stopping'
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l stream -d 'With --format json: print every reaped job as a JSON line as its batch commits, then the summary as the last line'
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
@@ -312,7 +313,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand purge" -l busy-timeout -d 'How
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
-complete -c qctl -n "__fish_qctl_using_subcommand purge" -l dry-run -d 'Count what would be deleted and delete nothing'
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -l dry-run -d 'Count what would be deleted (and run the first batch, rolled back, to prove it would succeed); delete nothing'
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -s y -l yes -d 'Delete without asking (required when stdin is not a terminal)'
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -s v -l verbose -d 'Print each SQL statement and its time to stderr'

@@ -411,6 +411,10 @@ pub struct RetryArgs {
     #[arg(long, value_name = "QUEUE", requires = "all")]
     pub queue: Option<String>,
 
+    /// Run the real statements and roll them back: report what would be retried, change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+
     /// Jobs per transaction with --all [default: 250 on SQLite, 5000 on PostgreSQL]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_BATCH))]
     pub batch_size: Option<u64>,
@@ -426,7 +430,8 @@ pub struct ReapArgs {
     #[arg(long, value_name = "QUEUE")]
     pub queue: Option<String>,
 
-    /// Report what would happen and change nothing
+    /// Run the real batches in one transaction and roll it back: report exactly what reap
+    /// would do, change nothing
     #[arg(long)]
     pub dry_run: bool,
 
@@ -463,7 +468,8 @@ pub struct PurgeArgs {
     #[arg(long, value_name = "QUEUE")]
     pub queue: Option<String>,
 
-    /// Count what would be deleted and delete nothing
+    /// Count what would be deleted (and run the first batch, rolled back, to prove it
+    /// would succeed); delete nothing
     #[arg(long)]
     pub dry_run: bool,
 

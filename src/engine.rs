@@ -15,7 +15,7 @@ use crate::model::{
     ReapedJob, RetryOutcome, Stats,
 };
 use crate::request::{
-    ClaimRequest, FinishRequest, ListRequest, PurgeRequest, ReapRequest, RetrySelection,
+    ClaimRequest, Finish, FinishRequest, ListRequest, PurgeRequest, ReapRequest, RetrySelection,
     StatsRequest,
 };
 use crate::sql::dialect::LockMode;
@@ -172,7 +172,14 @@ pub fn finish<B: Backend + ?Sized>(b: &mut B, request: &FinishRequest) -> Result
         })?
     };
     match finished {
-        Some(job) => Ok(FinishOutcome::Finished(job)),
+        Some(mut job) => {
+            // A layout that deletes completed jobs returned the row as it
+            // was before the delete.
+            if b.table().layout.complete_deletes && matches!(request.finish, Finish::Complete) {
+                job.status = Status::Done.name().to_string();
+            }
+            Ok(FinishOutcome::Finished(job))
+        }
         // Nothing changed: say why, from the job as it is now.
         None => Ok(FinishOutcome::NotHeld(
             find(b, &request.id)?.ok_or_else(|| no_such_job(b, &request.id))?,
@@ -181,16 +188,18 @@ pub fn finish<B: Backend + ?Sized>(b: &mut B, request: &FinishRequest) -> Result
 }
 
 /// Puts dead-lettered jobs back to pending: the listed ones all or none,
-/// or every one in batches.
+/// or every one in batches. A dry run runs the same statements in one
+/// transaction and rolls it back.
 pub fn retry<B: Backend + ?Sized>(
     b: &mut B,
     selection: &RetrySelection,
     batch_size: u64,
+    dry_run: bool,
 ) -> Result<RetryOutcome> {
     let mut ids = Vec::new();
     match selection {
         RetrySelection::Ids(wanted) => {
-            in_tx(b, TxMode::Write, true, |b| {
+            in_tx(b, TxMode::Write, !dry_run, |b| {
                 for id in wanted {
                     let stmt = sql(b).failed_check(id);
                     let mut row = b
@@ -217,17 +226,22 @@ pub fn retry<B: Backend + ?Sized>(
             })?;
             ids.extend(wanted.iter().cloned());
         }
-        RetrySelection::All { queue } => loop {
-            let batch = if b.table().dialect.update_returning && b.table().dialect.self_subquery {
-                let stmt = sql(b).retry_batch(queue.as_deref(), batch_size)?;
-                write_query(b, &stmt).map(|rows| {
-                    rows.into_iter()
+        RetrySelection::All { queue } => {
+            let one_statement = {
+                let d = b.table().dialect;
+                d.update_returning && d.self_subquery
+            };
+            // One batch, in whatever transaction the caller holds (or
+            // alone where one statement is safe alone).
+            let batch = |b: &mut B| -> Result<Vec<Value>> {
+                if one_statement {
+                    let stmt = sql(b).retry_batch(queue.as_deref(), batch_size)?;
+                    Ok(b.query(&stmt)?
+                        .into_iter()
                         .filter_map(|r| r.into_iter().next())
-                        .collect::<Vec<_>>()
-                })
-            } else {
-                let pick = sql(b).retry_pick(queue.as_deref(), batch_size)?;
-                in_tx(b, TxMode::Write, true, |b| {
+                        .collect())
+                } else {
+                    let pick = sql(b).retry_pick(queue.as_deref(), batch_size)?;
                     let picked: Vec<Value> = b
                         .query(&pick)?
                         .into_iter()
@@ -238,16 +252,38 @@ pub fn retry<B: Backend + ?Sized>(
                         b.execute(&apply)?;
                     }
                     Ok(picked)
-                })
+                }
+            };
+            if dry_run {
+                // The real batches, in one transaction that rolls back.
+                in_tx(b, TxMode::Write, false, |b| {
+                    loop {
+                        let done = batch(b)?;
+                        if done.is_empty() {
+                            return Ok(());
+                        }
+                        ids.extend(done.into_iter().map(job_id));
+                    }
+                })?;
+            } else {
+                let alone = one_statement && b.table().dialect.lone_statement_safe;
+                loop {
+                    let done = if alone {
+                        batch(b)
+                    } else {
+                        in_tx(b, TxMode::Write, true, batch)
+                    }
+                    .map_err(|e| stopped_after(e, ids.len() as u64, "retried"))?;
+                    if done.is_empty() {
+                        break;
+                    }
+                    ids.extend(done.into_iter().map(job_id));
+                }
             }
-            .map_err(|e| stopped_after(e, ids.len() as u64, "retried"))?;
-            if batch.is_empty() {
-                break;
-            }
-            ids.extend(batch.into_iter().map(job_id));
-        },
+        }
     }
     Ok(RetryOutcome {
+        dry_run,
         retried: ids.len() as u64,
         ids,
     })
@@ -355,8 +391,17 @@ pub fn purge<B: Backend + ?Sized>(b: &mut B, request: &PurgeRequest) -> Result<P
         b.check_times(concept, request.status)?;
     }
     if request.dry_run {
+        // The count, with the same filter the batches use; and the first
+        // real batch, rolled back, so a purge that would fail (a missing
+        // privilege, a row another table still refers to) says why now.
         let rows = in_tx(b, TxMode::Read, true, |b| b.query(&count))?;
         outcome.purged = first_int(&rows).max(0) as u64;
+        if outcome.purged > 0 {
+            let one_statement = b.table().dialect.self_subquery;
+            in_tx(b, TxMode::Write, false, |b| {
+                purge_one(b, request, one_statement)
+            })?;
+        }
         return Ok(outcome);
     }
     let one_statement = b.table().dialect.self_subquery;
@@ -372,28 +417,14 @@ fn purge_batches<B: Backend + ?Sized>(
     one_statement: bool,
     outcome: &mut PurgeOutcome,
 ) -> Result<()> {
+    let alone = one_statement && b.table().dialect.lone_statement_safe;
     loop {
         let started = std::time::Instant::now();
-        let deleted = if one_statement {
-            let stmt = sql(b).purge_batch(request)?;
-            if b.table().dialect.lone_statement_safe {
-                b.execute(&stmt)
-            } else {
-                in_tx(b, TxMode::Write, true, |b| b.execute(&stmt))
-            }
+        let deleted = if alone {
+            purge_one(b, request, one_statement)
         } else {
-            let pick = sql(b).purge_pick(request)?;
             in_tx(b, TxMode::Write, true, |b| {
-                let ids: Vec<Value> = b
-                    .query(&pick)?
-                    .into_iter()
-                    .filter_map(|r| r.into_iter().next())
-                    .collect();
-                if ids.is_empty() {
-                    return Ok(0);
-                }
-                let stmt = sql(b).delete_ids(&ids);
-                b.execute(&stmt)
+                purge_one(b, request, one_statement)
             })
         }
         .map_err(|e| stopped_after(e, outcome.purged, "deleted"))?;
@@ -405,6 +436,30 @@ fn purge_batches<B: Backend + ?Sized>(
         pause_after(b, started);
     }
     Ok(())
+}
+
+/// One purge batch, in the caller's transaction (or alone); how many
+/// jobs it deleted.
+fn purge_one<B: Backend + ?Sized>(
+    b: &mut B,
+    request: &PurgeRequest,
+    one_statement: bool,
+) -> Result<u64> {
+    if one_statement {
+        let stmt = sql(b).purge_batch(request)?;
+        return b.execute(&stmt);
+    }
+    let pick = sql(b).purge_pick(request)?;
+    let ids: Vec<Value> = b
+        .query(&pick)?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next())
+        .collect();
+    if ids.is_empty() {
+        return Ok(0);
+    }
+    let stmt = sql(b).delete_ids(&ids);
+    b.execute(&stmt)
 }
 
 /// Gives workers their turn after a committed batch (see

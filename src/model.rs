@@ -344,6 +344,7 @@ pub struct PurgeOutcome {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RetryOutcome {
+    pub dry_run: bool,
     pub retried: u64,
     pub ids: Vec<JobId>,
 }

@@ -410,8 +410,13 @@ impl Render for RetryOutcome {
         } else {
             String::new()
         };
+        let (verb, tail) = if self.dry_run {
+            ("would retry", " (dry run: nothing changed)")
+        } else {
+            ("retried", "")
+        };
         format!(
-            "retried {} jobs: {}{more}\n",
+            "{verb} {} jobs: {}{more}{tail}\n",
             thousands(self.retried as i64),
             ids.join(", ")
         )

@@ -376,6 +376,27 @@ fn retry_all_in_batches_per_queue() {
     s.enqueue(25, "a");
     s.enqueue(5, "b");
     s.exec("UPDATE jobs SET status = 'failed', attempts = 3");
+    let before = s.snapshot();
+    let dry = s
+        .run(&[
+            "--format",
+            "json",
+            "retry",
+            "--all",
+            "--queue",
+            "a",
+            "--dry-run",
+        ])
+        .json();
+    assert_eq!(
+        (dry["dry_run"].clone(), dry["retried"].clone()),
+        (true.into(), 25.into())
+    );
+    assert_eq!(s.snapshot(), before, "a dry run changes nothing");
+    let human = s.run(&["retry", "3", "4", "--dry-run"]);
+    human.assert_ok();
+    assert!(human.stdout.contains("would retry 2"), "{}", human.stdout);
+    assert_eq!(s.snapshot(), before);
     let out = s
         .run(&[
             "--format",

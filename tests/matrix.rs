@@ -218,7 +218,7 @@ fn lifecycle(db: &dyn Db) {
     assert_eq!(stats["total"]["pending"], 4);
     assert_eq!(stats["total"]["estimated"], json!([]));
     let retried = json(db, &["retry", "--all"]);
-    assert_eq!(retried, json!({"retried": 1, "ids": [2]}));
+    assert_eq!(retried, json!({"dry_run": false, "retried": 1, "ids": [2]}));
     let listed = json(db, &["list", "--status", "ready", "--queue", "default"]);
     let mut ids: Vec<i64> = listed["jobs"]
         .as_array()

@@ -26,7 +26,8 @@ pub fn run(ctx: &Ctx, args: &PurgeArgs) -> Result<u8> {
         batch_size: 0,
     };
     if args.dry_run {
-        let mut backend = ctx.open(Access::Read)?;
+        // Write access: the dry run tries the first batch and rolls it back.
+        let mut backend = ctx.open(Access::Write)?;
         request.batch_size = args
             .batch_size
             .unwrap_or(backend.table().dialect.default_batch);

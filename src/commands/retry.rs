@@ -27,7 +27,7 @@ pub fn run(ctx: &Ctx, args: &RetryArgs) -> Result<u8> {
     let batch_size = args
         .batch_size
         .unwrap_or(backend.table().dialect.default_batch);
-    let outcome = crate::engine::retry(backend.as_mut(), &selection, batch_size)?;
+    let outcome = crate::engine::retry(backend.as_mut(), &selection, batch_size, args.dry_run)?;
     ctx.out.emit(&outcome)?;
     Ok(exit::OK)
 }

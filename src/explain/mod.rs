@@ -368,7 +368,11 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
             ));
         }
         let needs_fix = findings.iter().any(|f| f.kind.wants_index());
-        if let Some(index) = sample.index.as_ref().filter(|i| needs_fix && !suggested.contains(i)) {
+        if let Some(index) = sample
+            .index
+            .as_ref()
+            .filter(|i| needs_fix && !suggested.contains(i))
+        {
             match b.index_state(&index.name)? {
                 IndexState::Valid => {
                     let used = plan

@@ -66,7 +66,11 @@ impl IndexSpec {
                 continue;
             }
             if !columns.contains(&column) {
-                columns.push(if desc { format!("{column} DESC") } else { column });
+                columns.push(if desc {
+                    format!("{column} DESC")
+                } else {
+                    column
+                });
             }
         }
         if columns.is_empty() {

@@ -271,7 +271,9 @@ mod snapshots {
         );
         add(
             "state index",
-            ddl::IndexSpec::state(&table).create_sql(&table, true),
+            ddl::IndexSpec::state(&table)
+                .map(|spec| spec.create_sql(&table, true))
+                .unwrap_or_default(),
         );
         add(
             "claim",
@@ -321,7 +323,12 @@ mod snapshots {
             "running counts",
             q.running_counts(Some(rule)).unwrap().unwrap().to_string(),
         );
-        add("distinct statuses", q.distinct_statuses().to_string());
+        add(
+            "distinct statuses",
+            q.distinct_statuses()
+                .map(|s| s.to_string())
+                .unwrap_or_default(),
+        );
         out
     }
 

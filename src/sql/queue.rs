@@ -15,7 +15,7 @@ use super::dialect::{LockMode, TimeExpr};
 use super::schema::{ColumnKind, JobSelect, QueueTable};
 use super::{Bind, Binds, Dialect, Row, Stmt, Value, time};
 use crate::error::QctlError;
-use crate::layout::{AttemptCounting, Assign, Concept, FenceKind, Status, Transition, literal};
+use crate::layout::{Assign, AttemptCounting, Concept, FenceKind, Status, Transition, literal};
 use crate::model::{Job, JobId, Payload, ReapAction, ReapedJob};
 use crate::request::{
     ClaimRequest, Finish, FinishRequest, ListRequest, ListStatus, PurgeRequest, ReapRequest,
@@ -89,12 +89,18 @@ impl<'t> QueueSql<'t> {
     pub fn other_state(&self) -> String {
         let statuses = &self.t.layout.statuses;
         if statuses.has_predicates() || self.status_col().is_none() {
-            let any: Vec<String> = Status::ALL.into_iter().filter_map(|s| self.state(s)).collect();
+            let any: Vec<String> = Status::ALL
+                .into_iter()
+                .filter_map(|s| self.state(s))
+                .collect();
             return format!("NOT coalesce({}, 1 = 0)", any.join(" OR "));
         }
         let column = self.status_col().expect("a status column");
         let mapped: Vec<String> = statuses.mapped().map(literal).collect();
-        format!("({column} IS NULL OR {column} NOT IN ({}))", mapped.join(", "))
+        format!(
+            "({column} IS NULL OR {column} NOT IN ({}))",
+            mapped.join(", ")
+        )
     }
 
     /// A job's state as its name: the stored value where a status column
@@ -105,7 +111,10 @@ impl<'t> QueueSql<'t> {
             _ => {
                 let arms: Vec<String> = Status::ALL
                     .into_iter()
-                    .filter_map(|s| self.state(s).map(|p| format!("WHEN {p} THEN {}", literal(s.name()))))
+                    .filter_map(|s| {
+                        self.state(s)
+                            .map(|p| format!("WHEN {p} THEN {}", literal(s.name())))
+                    })
                     .collect();
                 let fallback = self
                     .status_col()
@@ -201,7 +210,13 @@ impl<'t> QueueSql<'t> {
         self.t
             .claim_order()
             .into_iter()
-            .map(|(column, desc)| if desc { format!("{column} DESC") } else { column })
+            .map(|(column, desc)| {
+                if desc {
+                    format!("{column} DESC")
+                } else {
+                    column
+                }
+            })
             .collect::<Vec<_>>()
             .join(", ")
     }
@@ -273,7 +288,9 @@ impl<'t> QueueSql<'t> {
                     let concept = self.t.concept_of(column);
                     match concept {
                         Some(concept) => self.time(concept, TimeExpr::Now, b),
-                        None => self.d.time(TimeExpr::Now, self.t.default_time_repr(), self.now, b),
+                        None => self
+                            .d
+                            .time(TimeExpr::Now, self.t.default_time_repr(), self.now, b),
                     }
                 }
                 Assign::Sql(expr) => expr.clone(),
@@ -288,18 +305,22 @@ impl<'t> QueueSql<'t> {
     /// column one of them does not write keeps its value there).
     fn either(&self, condition: &str, yes: Vec<Set>, no: Vec<Set>) -> Vec<Set> {
         let mut merged: Vec<Set> = Vec::new();
-        let columns: Vec<String> = yes
-            .iter()
-            .chain(&no)
-            .map(|s| s.column.clone())
-            .fold(Vec::new(), |mut all, c| {
-                if !all.contains(&c) {
-                    all.push(c);
-                }
-                all
-            });
+        let columns: Vec<String> =
+            yes.iter()
+                .chain(&no)
+                .map(|s| s.column.clone())
+                .fold(Vec::new(), |mut all, c| {
+                    if !all.contains(&c) {
+                        all.push(c);
+                    }
+                    all
+                });
         for column in columns {
-            let find = |sets: &[Set]| sets.iter().find(|s| s.column == column).map(|s| (s.value.clone(), s.writes_counter));
+            let find = |sets: &[Set]| {
+                sets.iter()
+                    .find(|s| s.column == column)
+                    .map(|s| (s.value.clone(), s.writes_counter))
+            };
             let (a, ca) = find(&yes).unwrap_or((column.clone(), false));
             let (b, cb) = find(&no).unwrap_or((column.clone(), false));
             let value = if a == b {
@@ -709,9 +730,10 @@ impl<'t> QueueSql<'t> {
         for concept in [Concept::LockedBy, Concept::LockedAt, Concept::LockedUntil] {
             sets.extend(self.clear(concept));
         }
-        if let (AttemptCounting::Requeue, Some(attempts)) =
-            (self.t.layout.attempts_counted, self.t.writable(Concept::Attempts))
-        {
+        if let (AttemptCounting::Requeue, Some(attempts)) = (
+            self.t.layout.attempts_counted,
+            self.t.writable(Concept::Attempts),
+        ) {
             sets.push(counter(attempts.clone(), format!("{attempts} + 1")));
         }
         sets
@@ -722,7 +744,10 @@ impl<'t> QueueSql<'t> {
     fn retry_later_sets(&self, delay: std::time::Duration, b: &mut Binds) -> Result<Vec<Set>> {
         let mut sets = self.pending_again(self.status_set(Status::Pending)?.into_iter().collect());
         if let Some(run_at) = self.t.writable(Concept::RunAt) {
-            sets.push(set(run_at, self.time(Concept::RunAt, TimeExpr::After(delay), b)));
+            sets.push(set(
+                run_at,
+                self.time(Concept::RunAt, TimeExpr::After(delay), b),
+            ));
         }
         sets.extend(self.now_set(Concept::UpdatedAt, b));
         Ok(self.with_writes(Transition::RetryLater, sets, b))
@@ -772,7 +797,13 @@ impl<'t> QueueSql<'t> {
             self.t.writable(Concept::MaxAttempts),
         ) {
             // Read before any counter write (MySQL assigns left to right).
-            sets.insert(0, set(max.clone(), self.d.greatest(&max, &format!("{attempts} + 1"))));
+            sets.insert(
+                0,
+                set(
+                    max.clone(),
+                    self.d.greatest(&max, &format!("{attempts} + 1")),
+                ),
+            );
         }
         sets.extend(self.now_set(Concept::UpdatedAt, b));
         Ok(self.with_writes(Transition::Retry, sets, b))

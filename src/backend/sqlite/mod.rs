@@ -452,14 +452,17 @@ impl Backend for SqliteBackend {
 
     fn init_statements(&self) -> Vec<String> {
         use crate::sql::ddl::{init_indexes, table_ddl};
-        ["PRAGMA journal_mode = WAL".to_string(), table_ddl(&self.table)]
-            .into_iter()
-            .chain(
-                init_indexes(&self.table)
-                    .iter()
-                    .map(|spec| spec.create_sql(&self.table, false)),
-            )
-            .collect()
+        [
+            "PRAGMA journal_mode = WAL".to_string(),
+            table_ddl(&self.table),
+        ]
+        .into_iter()
+        .chain(
+            init_indexes(&self.table)
+                .iter()
+                .map(|spec| spec.create_sql(&self.table, false)),
+        )
+        .collect()
     }
 
     fn init(&mut self) -> Result<()> {
