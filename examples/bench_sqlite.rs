@@ -114,6 +114,7 @@ fn open(path: &Path, access: Access) -> Result<Box<dyn Backend + Send>> {
         connect_timeout: Duration::from_secs(10),
         index_timeout: Duration::from_secs(3600),
         sql_log: SqlLog::default(),
+        auto: None,
     };
     backend::open(&target(path)?, &layout()?, &options)
         .with_context(|| format!("cannot open {}", path.display()))

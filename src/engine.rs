@@ -301,13 +301,16 @@ pub fn reap<B: Backend + ?Sized>(
     each: &mut dyn FnMut(&ReapedJob) -> Result<()>,
 ) -> Result<ReapOutcome> {
     let stale_concept = match request.rule {
-        crate::request::StaleRule::Lease => Concept::LockedUntil,
-        crate::request::StaleRule::LockAge(_) => Concept::LockedAt,
+        crate::request::StaleRule::Lease => Some(Concept::LockedUntil),
+        crate::request::StaleRule::LockAge(_) => Some(Concept::LockedAt),
+        crate::request::StaleRule::Layout => None,
     };
     // Builds the statements first: a layout that cannot reap says so
     // before anything is locked.
     sql(b).reap_pick(request)?;
-    b.check_times(stale_concept, Status::Running)?;
+    if let Some(concept) = stale_concept {
+        b.check_times(concept, Status::Running)?;
+    }
     let mut outcome = ReapOutcome::new(request.dry_run, request.show);
     if request.dry_run {
         in_tx(b, TxMode::Write, false, |b| {

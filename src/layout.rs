@@ -138,6 +138,15 @@ impl Concept {
         Concept::FinishedAt,
     ];
 
+    /// Concepts a layout may compute from a SQL expression: read, never
+    /// written, sorted on or indexed by qctl.
+    pub const EXPRESSIBLE: [Concept; 4] = [
+        Concept::LockedUntil,
+        Concept::LockedBy,
+        Concept::LastError,
+        Concept::FinishedAt,
+    ];
+
     /// The key used in `[layout.columns]` and in messages.
     pub fn key(self) -> &'static str {
         match self {
@@ -470,6 +479,30 @@ pub struct Layout {
     pub writes: std::collections::BTreeMap<Transition, Vec<(Ident, Assign)>>,
     /// A completed job is deleted, as delayed_job and graphile-worker do.
     pub complete_deletes: bool,
+    /// Concepts read from a SQL expression over the row instead of one
+    /// column (pg-boss's lease: `started_on + expire_seconds`); never
+    /// written.
+    expressions: [Option<String>; CONCEPTS],
+    /// Which running jobs are stale, as the system itself decides (a
+    /// worker that stopped sending heartbeats), when no `--timeout` asks
+    /// for lock age.
+    pub stale: Option<String>,
+    /// The lock age after which the system's own rescuer calls a running
+    /// job stale (River: 1 hour); `reap` and `stats` use it when no
+    /// `--timeout` is given.
+    pub stale_after: Option<std::time::Duration>,
+    /// What a pending job must also match to be ready, beyond being due
+    /// (pg-boss: `NOT blocked`; River: not in its held `pending` state).
+    pub ready: Option<String>,
+    /// The queue system's own claim statement, which `explain-claim`
+    /// checks instead of qctl's (set by a preset, per database).
+    pub system_claim: Option<String>,
+    /// Commands this system's preset does not run, and what to use instead.
+    pub refusals: std::collections::BTreeMap<String, String>,
+    /// The queue system and release a preset follows, for messages.
+    pub system: Option<String>,
+    /// How `--layout auto` chose this layout, for `-v` and `doctor`.
+    pub detected: Option<String>,
 }
 
 /// The names of the presets, for `--help` and completions.
@@ -517,6 +550,14 @@ impl Layout {
                 order: Vec::new(),
                 writes: Default::default(),
                 complete_deletes: false,
+                expressions: Default::default(),
+                stale: None,
+                stale_after: None,
+                ready: None,
+                system_claim: None,
+                refusals: Default::default(),
+                system: None,
+                detected: None,
             }),
             "app-job-queue" => Ok(Layout {
                 preset: name.into(),
@@ -552,6 +593,14 @@ impl Layout {
                 order: Vec::new(),
                 writes: Default::default(),
                 complete_deletes: false,
+                expressions: Default::default(),
+                stale: None,
+                stale_after: None,
+                ready: None,
+                system_claim: None,
+                refusals: Default::default(),
+                system: None,
+                detected: None,
             }),
             other => Err(QctlError::usage(format!(
                 "unknown layout preset '{other}'; the presets are: {}",
@@ -560,8 +609,41 @@ impl Layout {
         }
     }
 
+    /// A layout with only an `id` column and no states, for a preset file
+    /// to fill in.
+    pub fn bare(name: &str) -> Layout {
+        let mut layout = Layout::preset("default").expect("the default preset");
+        layout.preset = name.to_string();
+        layout.columns = Default::default();
+        layout.columns[Concept::Id as usize] = Some(Ident("id".into()));
+        layout.statuses = StatusValues::new(Default::default());
+        layout
+    }
+
+    /// Makes every column optional, as a preset's are.
+    pub fn forget_explicit(&mut self) {
+        self.explicit = [false; CONCEPTS];
+    }
+
+    /// Refuses a command this system's preset does not run, saying what
+    /// the system's own tool is.
+    pub fn refuse(&self, command: &str) -> Result<()> {
+        match self.refusals.get(command) {
+            Some(why) => Err(QctlError::usage(format!(
+                "qctl {command} does not run on {} tables: {why}",
+                self.system.as_deref().unwrap_or(&self.preset)
+            ))),
+            None => Ok(()),
+        }
+    }
+
     pub fn column(&self, concept: Concept) -> Option<&Ident> {
         self.columns[concept as usize].as_ref()
+    }
+
+    /// The SQL expression a concept is read from, where it is not a column.
+    pub fn expression(&self, concept: Concept) -> Option<&str> {
+        self.expressions[concept as usize].as_deref()
     }
 
     /// Whether the config file named this concept's column.
@@ -572,6 +654,7 @@ impl Layout {
     /// Forgets a column the table lacks (see `sql::schema`).
     pub fn unmap(&mut self, concept: Concept) {
         self.columns[concept as usize] = None;
+        self.expressions[concept as usize] = None;
     }
 
     /// The column for a concept, or an error saying which command needs it
@@ -613,6 +696,21 @@ impl Layout {
                 ))
             })?;
             self.columns[concept as usize] = Some(Ident::new(column, "column")?);
+            self.expressions[concept as usize] = None;
+            self.explicit[concept as usize] = true;
+        }
+        for (key, expr) in &overrides.expressions {
+            let concept = Concept::from_key(key)
+                .filter(|c| Concept::EXPRESSIBLE.contains(c))
+                .ok_or_else(|| {
+                    QctlError::usage(format!(
+                        "[layout.expressions] cannot compute '{key}': only {} may be SQL \
+                         expressions (the others are written, or sort and index)",
+                        Concept::EXPRESSIBLE.map(Concept::key).join(", ")
+                    ))
+                })?;
+            self.columns[concept as usize] = Some(Ident(concept.key().to_string()));
+            self.expressions[concept as usize] = Some(checked_sql(expr, "expression")?.to_string());
             self.explicit[concept as usize] = true;
         }
         for key in &overrides.without {
@@ -627,6 +725,7 @@ impl Layout {
                 )));
             }
             self.columns[concept as usize] = None;
+            self.expressions[concept as usize] = None;
         }
         let statuses = &overrides.statuses;
         for (status, value) in [
@@ -654,6 +753,17 @@ impl Layout {
                     Some(checked_sql(predicate, "state predicate")?.to_string());
                 self.statuses.values[status as usize] = Vec::new();
             }
+        }
+        if let Some(ready) = &predicates.ready {
+            self.ready = Some(checked_sql(ready, "ready predicate")?.to_string());
+        }
+        if let Some(stale) = &predicates.stale {
+            self.stale = Some(checked_sql(stale, "stale predicate")?.to_string());
+        }
+        if let Some(after) = &overrides.stale_after {
+            self.stale_after = Some(crate::duration::parse_positive_duration(after).map_err(
+                |e| QctlError::usage(format!("invalid stale_after {after:?} in [layout]: {e}")),
+            )?);
         }
         if let Some(null_due_is_now) = overrides.null_due_is_now {
             self.null_due_is_now = null_due_is_now;
@@ -797,6 +907,69 @@ pub struct LayoutOverrides {
     /// What a transition writes: `[layout.writes.requeue] run_at = "..."`.
     #[serde(default)]
     pub writes: std::collections::BTreeMap<Transition, std::collections::BTreeMap<String, String>>,
+    /// Concepts read from SQL expressions: `[layout.expressions]
+    /// locked_until = "started_on + expire_seconds * interval '1 second'"`.
+    #[serde(default)]
+    pub expressions: std::collections::BTreeMap<String, String>,
+    /// The lock age after which a running job is stale when no `--timeout`
+    /// is given: `"1h"`.
+    pub stale_after: Option<String>,
+}
+
+impl LayoutOverrides {
+    /// Whether the section says nothing but (maybe) which table: then
+    /// `--layout auto` may find the queue system that owns it.
+    pub fn describes_only_table(&self) -> bool {
+        let LayoutOverrides {
+            preset,
+            table: _,
+            columns,
+            without,
+            statuses,
+            attempts_counted,
+            time,
+            null_due_is_now,
+            order,
+            on_complete,
+            predicates,
+            writes,
+            expressions,
+            stale_after,
+        } = self;
+        let StatusOverrides {
+            pending,
+            running,
+            done,
+            failed,
+            cancelled,
+        } = statuses;
+        let PredicateOverrides {
+            pending: p1,
+            running: p2,
+            done: p3,
+            failed: p4,
+            cancelled: p5,
+            stale,
+            ready,
+        } = predicates;
+        preset.is_none()
+            && columns.is_empty()
+            && without.is_empty()
+            && [pending, running, done, failed, cancelled]
+                .iter()
+                .all(|s| s.is_none())
+            && [p1, p2, p3, p4, p5, stale, ready]
+                .iter()
+                .all(|p| p.is_none())
+            && attempts_counted.is_none()
+            && time.is_none()
+            && null_due_is_now.is_none()
+            && order.is_none()
+            && on_complete.is_none()
+            && writes.is_empty()
+            && expressions.is_empty()
+            && stale_after.is_none()
+    }
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -807,6 +980,11 @@ pub struct PredicateOverrides {
     pub done: Option<String>,
     pub failed: Option<String>,
     pub cancelled: Option<String>,
+    /// Which running jobs are stale, where the system decides by more than
+    /// lock age (a worker's missed heartbeats).
+    pub stale: Option<String>,
+    /// What a pending job must also match to be ready (besides due).
+    pub ready: Option<String>,
 }
 
 /// A state's stored value, or several.

@@ -20,6 +20,7 @@ pub mod json;
 pub mod layout;
 pub mod model;
 pub mod output;
+pub mod presets;
 pub mod render;
 pub mod request;
 pub mod sql;
@@ -50,9 +51,20 @@ pub struct Ctx {
     pub connect_timeout: Duration,
     pub index_timeout: Duration,
     pub sql_log: SqlLog,
+    /// `--layout auto`: `layout` is the fallback, and the backend looks
+    /// for a known queue system's table first.
+    pub auto: Option<presets::AutoSpec>,
 }
 
 impl Ctx {
+    /// Connects for a command that a queue system's preset may refuse
+    /// (River's jobs are claimed by River's workers, not by qctl).
+    pub fn open_for(&self, command: &str, access: Access) -> Result<Box<dyn Backend + Send>> {
+        let backend = self.open(access)?;
+        backend.table().layout.refuse(command)?;
+        Ok(backend)
+    }
+
     /// Connects to the queue's database for the given kind of access.
     pub fn open(&self, access: Access) -> Result<Box<dyn Backend + Send>> {
         backend::open(
@@ -65,6 +77,7 @@ impl Ctx {
                 connect_timeout: self.connect_timeout,
                 index_timeout: self.index_timeout,
                 sql_log: self.sql_log.clone(),
+                auto: self.auto.clone(),
             },
         )
     }
@@ -138,16 +151,26 @@ fn run(cli: Cli) -> Result<u8> {
     let config = Config::load(global.config.as_deref())?;
     let url = resolve_url(global.database.as_deref(), config.database.as_deref());
     let target = Target::parse(&url)?;
-    let preset = global
-        .layout
-        .as_deref()
-        .or(config.layout.preset.as_deref())
-        .unwrap_or("default");
-    let mut layout = Layout::preset(preset)?;
+    let preset = global.layout.as_deref().or(config.layout.preset.as_deref());
+    // With no preset named, qctl finds the queue system from the catalog,
+    // unless the config file describes the table itself.
+    let auto = match preset {
+        Some("auto") => true,
+        Some(_) => false,
+        None => config.layout.describes_only_table(),
+    };
+    let mut layout = match preset {
+        Some(name) if name != "auto" => presets::layout(name, target.backend_name())?,
+        _ => Layout::preset("default")?,
+    };
     layout.apply_overrides(&config.layout)?;
     if let Some(table) = &global.table {
         layout.set_table(table)?;
     }
+    let auto = auto.then(|| presets::AutoSpec {
+        overrides: config.layout.clone(),
+        table: global.table.clone().or(config.layout.table.clone()),
+    });
     let ctx = Ctx {
         target,
         layout,
@@ -159,12 +182,17 @@ fn run(cli: Cli) -> Result<u8> {
         sql_log: SqlLog {
             enabled: global.verbose,
         },
+        auto,
     };
     if ctx.out.verbose {
         ctx.out.note(&format!(
             "qctl: database {} (layout {}, table {})",
             ctx.target.display(),
-            ctx.layout.preset,
+            if ctx.auto.is_some() {
+                "auto"
+            } else {
+                &ctx.layout.preset
+            },
             ctx.layout.table
         ));
     }

@@ -123,6 +123,7 @@ impl Render for Stats {
             (Some("lock_age"), Some(t)) => {
                 notes.push(format!("stale: locked longer than {}", format_age(t)))
             }
+            (Some("layout"), _) => notes.push("stale: as the queue system judges it".to_string()),
             (Some(_), _) => notes.push("stale: lease expired".to_string()),
             (None, _) => {
                 notes.push("stale: unknown without a lease column; pass --timeout".to_string())

@@ -16,6 +16,8 @@ pub enum StaleRule {
     Lease,
     /// The lock is older than this.
     LockAge(Duration),
+    /// The layout's own rule (a worker that stopped sending heartbeats).
+    Layout,
 }
 
 impl StaleRule {
@@ -23,6 +25,7 @@ impl StaleRule {
         match self {
             StaleRule::Lease => "lease",
             StaleRule::LockAge(_) => "lock_age",
+            StaleRule::Layout => "layout",
         }
     }
 }

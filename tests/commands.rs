@@ -762,6 +762,14 @@ fn doctor_gates_on_every_check() {
     healthy.assert_ok();
     let report = healthy.json();
     assert_eq!(report["ok"], true);
+    assert_eq!(report["layout"], "default");
+    assert!(
+        report["checks"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("auto: default (qctl) found: table jobs"),
+        "{report}"
+    );
     let names: Vec<&str> = report["checks"]
         .as_array()
         .unwrap()
@@ -771,6 +779,7 @@ fn doctor_gates_on_every_check() {
     assert_eq!(
         names,
         [
+            "layout",
             "schema",
             "claim plan",
             "reap plan",
@@ -802,7 +811,7 @@ fn doctor_gates_on_every_check() {
     s.exec("DROP INDEX jobs_claim_idx; DROP INDEX jobs_status_idx;");
     let weak = s.run(&["--format", "json", "doctor", "--max-stale", "1"]);
     assert_eq!(weak.code, 1);
-    assert_eq!(weak.json()["checks"][1]["status"], "failed");
+    assert_eq!(weak.json()["checks"][2]["status"], "failed");
     s.run_raw(&["-d", "sqlite:nope.db", "doctor"])
         .assert_error("qctl init");
 }

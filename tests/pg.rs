@@ -132,6 +132,7 @@ fn sixteen_threads_drain_5000_jobs_exactly_once() {
         connect_timeout: Duration::from_secs(10),
         index_timeout: Duration::from_secs(3600),
         sql_log: SqlLog::default(),
+        auto: None,
     };
     let handles: Vec<_> = (0..16)
         .map(|w| {
@@ -202,6 +203,7 @@ fn threads_and_processes_together_drain_5000_jobs_exactly_once() {
                 connect_timeout: Duration::from_secs(10),
                 index_timeout: Duration::from_secs(3600),
                 sql_log: SqlLog::default(),
+                auto: None,
             };
             let layout = qctl::layout::Layout::preset("default").unwrap();
             let mut backend = backend::open(&target, &layout, &options).expect("connect");
@@ -810,6 +812,7 @@ fn doctor_on_postgres_checks_locks_too() {
     assert_eq!(
         names,
         [
+            "layout",
             "schema",
             "claim plan",
             "reap plan",
@@ -835,7 +838,14 @@ fn doctor_on_postgres_checks_locks_too() {
     thread::sleep(Duration::from_millis(600));
     let blocked = db.run(&["--format", "json", "doctor", "--max-wait", "200ms"]);
     assert_eq!(blocked.code, 1, "{}", blocked.stdout);
-    assert_eq!(blocked.json()["checks"][7]["status"], "failed");
+    let report = blocked.json();
+    let waits = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "lock waits")
+        .unwrap();
+    assert_eq!(waits["status"], "failed", "{report}");
     holder.batch_execute("ROLLBACK").unwrap();
     t.join().unwrap();
 }

@@ -23,7 +23,7 @@ use crate::layout::{Concept, Ident, Layout, Status};
 use crate::model::{BenchReport, BlockedReport, EnqueueOutcome, LocksReport, NewJob};
 use crate::sql::ddl::IndexSpec;
 use crate::sql::schema::QueueTable;
-use crate::sql::{Bind, Row, Stmt};
+use crate::sql::{Bind, Row, Stmt, Value};
 use crate::target::Target;
 
 pub use crate::request::*;
@@ -63,6 +63,8 @@ pub struct ConnectOptions {
     /// How long an index build may take (`init`, `explain-claim --apply`).
     pub index_timeout: Duration,
     pub sql_log: SqlLog,
+    /// `--layout auto`: find the queue system from the catalog first.
+    pub auto: Option<crate::presets::AutoSpec>,
 }
 
 impl ConnectOptions {
@@ -76,6 +78,7 @@ impl ConnectOptions {
             connect_timeout: Duration::from_secs(10),
             index_timeout: Duration::from_secs(3600),
             sql_log: SqlLog::default(),
+            auto: None,
         }
     }
 }
@@ -258,6 +261,36 @@ pub fn open(
             options,
         )?)),
     }
+}
+
+/// The first value of a catalog query's first row, as text.
+pub(crate) fn first_text(rows: Vec<Row>) -> Option<String> {
+    rows.into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next())
+        .and_then(Value::into_text)
+}
+
+/// Runs `--layout auto` where the command reads a table: `init` creates
+/// qctl's own, and `blocked` on SQLite must not read the file first.
+pub(crate) fn auto_layout(
+    backend: &mut dyn crate::presets::Catalog,
+    options: &ConnectOptions,
+    layout: Layout,
+) -> Result<Layout> {
+    let Some(spec) = &options.auto else {
+        return Ok(layout);
+    };
+    if matches!(options.access, Access::Create | Access::Print) {
+        return Ok(layout);
+    }
+    let layout = crate::presets::choose(backend, spec, layout)?;
+    if options.sql_log.enabled
+        && let Some(why) = &layout.detected
+    {
+        eprintln!("qctl: layout auto: {}", crate::output::sanitize(why));
+    }
+    Ok(layout)
 }
 
 /// Logs each SQL statement and its time to stderr with `-v`.

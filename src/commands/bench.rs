@@ -10,7 +10,7 @@ use crate::cli::{BenchArgs, BenchModeArg};
 use crate::error::exit;
 
 pub fn run(ctx: &Ctx, args: &BenchArgs) -> Result<u8> {
-    let mut backend = ctx.open(Access::Scratch)?;
+    let mut backend = ctx.open_for("bench", Access::Scratch)?;
     let modes = match (backend.table().dialect.skip_locked, args.mode) {
         (false, _) => vec![BenchMode::Immediate],
         (true, BenchModeArg::SkipLocked) => vec![BenchMode::SkipLocked],

@@ -16,7 +16,7 @@ use crate::sql::dialect::LockMode;
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(300);
 
 pub fn run(ctx: &Ctx, args: &ClaimArgs) -> Result<u8> {
-    let mut backend = ctx.open(Access::Write)?;
+    let mut backend = ctx.open_for("claim", Access::Write)?;
     let layout = &backend.table().layout;
     let lease = args
         .lease

@@ -47,6 +47,7 @@ pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<u8> {
         sql_log: SqlLog {
             enabled: ctx.out.verbose,
         },
+        auto: None,
     };
     let url = demo.target.display();
     let built = started.elapsed();

@@ -42,7 +42,7 @@ pub struct DoctorReport {
 pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<u8> {
     let mut backend = ctx.open(Access::Read)?;
     let table = backend.table().clone();
-    let mut checks = vec![schema_check(&table)];
+    let mut checks = vec![layout_check(&table), schema_check(&table)];
 
     let plans = crate::explain::explain(
         backend.as_mut(),
@@ -271,6 +271,21 @@ pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<u8> {
     };
     ctx.out.emit(&report)?;
     Ok(if failed { exit::NO } else { exit::OK })
+}
+
+/// Which layout qctl uses, and how `--layout auto` chose it.
+fn layout_check(table: &QueueTable) -> Check {
+    let layout = &table.layout;
+    let detail = match (&layout.detected, &layout.system) {
+        (Some(found), _) => format!("auto: {found}"),
+        (None, Some(system)) => format!("the {} preset ({system})", layout.preset),
+        (None, None) => format!("the {} layout", layout.preset),
+    };
+    Check {
+        name: "layout",
+        status: CheckStatus::Ok,
+        detail,
+    }
 }
 
 /// The table has what the layout names; optional columns it lacks are

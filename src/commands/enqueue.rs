@@ -82,7 +82,7 @@ pub fn run(ctx: &Ctx, args: &EnqueueArgs) -> Result<u8> {
 
 /// Opens the queue for writing, refusing flags the table cannot store.
 fn open(ctx: &Ctx, args: &EnqueueArgs) -> Result<Box<dyn crate::backend::Backend + Send>> {
-    let backend = ctx.open(Access::Write)?;
+    let backend = ctx.open_for("enqueue", Access::Write)?;
     if args.max_attempts.is_some() {
         backend.table().layout.require(
             Concept::MaxAttempts,

@@ -14,6 +14,13 @@ pub fn complete(ctx: &Ctx, args: &FenceArgs) -> Result<u8> {
     finish(ctx, args, Finish::Complete)
 }
 
+fn command(finish: &Finish) -> &'static str {
+    match finish {
+        Finish::Complete => "complete",
+        Finish::Fail { .. } => "fail",
+    }
+}
+
 pub fn fail(ctx: &Ctx, args: &FailArgs) -> Result<u8> {
     finish(
         ctx,
@@ -27,7 +34,7 @@ pub fn fail(ctx: &Ctx, args: &FailArgs) -> Result<u8> {
 }
 
 fn finish(ctx: &Ctx, args: &FenceArgs, finish: Finish) -> Result<u8> {
-    let mut backend = ctx.open(Access::Write)?;
+    let mut backend = ctx.open_for(command(&finish), Access::Write)?;
     // A flag the table cannot honour is refused, not dropped: a retry delay
     // without a due time would retry at once, in a hot loop.
     if let Finish::Fail {

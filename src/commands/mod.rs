@@ -24,14 +24,19 @@ use std::time::Duration;
 use crate::backend::StaleRule;
 use crate::layout::{Concept, Layout};
 
-/// Which running jobs are stale: by lock age with `--timeout`, else by
-/// lease where the layout has a lease column, else unknowable.
+/// Which running jobs are stale: by lock age with `--timeout`; else as
+/// the layout says (its lease column, its own rule, or the lock age its
+/// system's rescuer waits for); else unknowable.
 pub fn stale_rule(layout: &Layout, timeout: Option<Duration>) -> Option<StaleRule> {
-    match timeout {
-        Some(timeout) => Some(StaleRule::LockAge(timeout)),
-        None => layout
-            .column(Concept::LockedUntil)
-            .map(|_| StaleRule::Lease),
+    if let Some(timeout) = timeout {
+        return Some(StaleRule::LockAge(timeout));
+    }
+    if layout.column(Concept::LockedUntil).is_some() {
+        Some(StaleRule::Lease)
+    } else if layout.stale.is_some() {
+        Some(StaleRule::Layout)
+    } else {
+        layout.stale_after.map(StaleRule::LockAge)
     }
 }
 

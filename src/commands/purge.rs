@@ -27,7 +27,7 @@ pub fn run(ctx: &Ctx, args: &PurgeArgs) -> Result<u8> {
     };
     if args.dry_run {
         // Write access: the dry run tries the first batch and rolls it back.
-        let mut backend = ctx.open(Access::Write)?;
+        let mut backend = ctx.open_for("purge", Access::Write)?;
         request.batch_size = args
             .batch_size
             .unwrap_or(backend.table().dialect.default_batch);
@@ -41,7 +41,7 @@ pub fn run(ctx: &Ctx, args: &PurgeArgs) -> Result<u8> {
              (see what would go with --dry-run)",
         ));
     }
-    let mut backend = ctx.open(Access::Write)?;
+    let mut backend = ctx.open_for("purge", Access::Write)?;
     request.batch_size = args
         .batch_size
         .unwrap_or(backend.table().dialect.default_batch);

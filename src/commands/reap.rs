@@ -8,10 +8,6 @@ use crate::cli::{Format, ReapArgs};
 use crate::error::{QctlError, exit};
 
 pub fn run(ctx: &Ctx, args: &ReapArgs) -> Result<u8> {
-    let rule = match args.timeout {
-        Some(timeout) => StaleRule::LockAge(timeout),
-        None => StaleRule::Lease,
-    };
     if args.stream && ctx.out.format != Format::Json {
         return Err(QctlError::usage(
             "--stream prints JSON lines: pass --format json too",
@@ -19,7 +15,10 @@ pub fn run(ctx: &Ctx, args: &ReapArgs) -> Result<u8> {
     }
     // A dry run runs the real statements too (and rolls them back), so it
     // needs the same access as the real run.
-    let mut backend = ctx.open(Access::Write)?;
+    let mut backend = ctx.open_for("reap", Access::Write)?;
+    // The lease where the table has one, else the system's own rule; a
+    // layout with neither needs --timeout, and says so.
+    let rule = super::stale_rule(&backend.table().layout, args.timeout).unwrap_or(StaleRule::Lease);
     let request = ReapRequest {
         rule,
         queue: args.queue.clone(),

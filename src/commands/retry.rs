@@ -23,7 +23,7 @@ pub fn run(ctx: &Ctx, args: &RetryArgs) -> Result<u8> {
         }
         RetrySelection::Ids(ids)
     };
-    let mut backend = ctx.open(Access::Write)?;
+    let mut backend = ctx.open_for("retry", Access::Write)?;
     let batch_size = args
         .batch_size
         .unwrap_or(backend.table().dialect.default_batch);

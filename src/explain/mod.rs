@@ -197,7 +197,10 @@ fn sample<B: Backend + ?Sized>(
             // The whole claim where qctl can run one; its read part where
             // the dialect splits it or the table has no worker column to
             // write (the read part is what an index serves).
-            let stmt = if t.dialect.update_returning && t.q(Concept::LockedBy).is_some() {
+            // A queue system's preset checks the system's own claim.
+            let stmt = if let Some(sql) = &t.layout.system_claim {
+                Stmt::plain(sql.split_whitespace().collect::<Vec<_>>().join(" "))
+            } else if t.dialect.update_returning && t.q(Concept::LockedBy).is_some() {
                 q.claim(&claim, LockMode::SkipLocked)?
             } else {
                 q.claim_pick(&claim, LockMode::SkipLocked)?
@@ -209,11 +212,8 @@ fn sample<B: Backend + ?Sized>(
             }
         }
         ExplainTarget::Reap => {
-            let rule = if t.layout.column(Concept::LockedUntil).is_some() {
-                StaleRule::Lease
-            } else {
-                StaleRule::LockAge(std::time::Duration::from_secs(600))
-            };
+            let rule = crate::commands::stale_rule(&t.layout, None)
+                .unwrap_or(StaleRule::LockAge(std::time::Duration::from_secs(600)));
             let reap = ReapRequest {
                 rule,
                 queue: None,

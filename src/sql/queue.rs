@@ -160,15 +160,23 @@ impl<'t> QueueSql<'t> {
         self.d.time(expr, self.t.time_repr(concept), self.now, b)
     }
 
-    /// Pending jobs that are due: `None` when every pending job is.
+    /// Pending jobs that are ready: due, and not held by the layout's
+    /// own rule (pg-boss: `NOT blocked`); `None` when every pending job is.
     pub fn ready(&self, b: &mut Binds) -> Option<String> {
-        let run_at = self.t.q(Concept::RunAt)?;
-        let now = self.time(Concept::RunAt, TimeExpr::Now, b);
-        Some(if self.t.layout.null_due_is_now {
-            format!("({run_at} IS NULL OR {run_at} <= {now})")
-        } else {
-            format!("{run_at} <= {now}")
-        })
+        let due = self.t.q(Concept::RunAt).map(|run_at| {
+            let now = self.time(Concept::RunAt, TimeExpr::Now, b);
+            if self.t.layout.null_due_is_now {
+                format!("({run_at} IS NULL OR {run_at} <= {now})")
+            } else {
+                format!("{run_at} <= {now}")
+            }
+        });
+        let held = self.t.layout.ready.as_ref().map(|p| format!("({p})"));
+        match (due, held) {
+            (Some(due), Some(held)) => Some(format!("{due} AND {held}")),
+            (due, None) => due,
+            (None, held) => held,
+        }
     }
 
     /// Running jobs that are stale by the rule.
@@ -190,6 +198,13 @@ impl<'t> QueueSql<'t> {
                 let cutoff = self.time(Concept::LockedAt, TimeExpr::Ago(timeout), b);
                 Ok(format!("{column} < {cutoff}"))
             }
+            StaleRule::Layout => match &self.t.layout.stale {
+                Some(predicate) => Ok(format!("({predicate})")),
+                None => Err(QctlError::usage(format!(
+                    "the {} layout has no stale rule of its own: pass --timeout",
+                    self.t.layout.preset
+                ))),
+            },
         }
     }
 
@@ -232,7 +247,10 @@ impl<'t> QueueSql<'t> {
     /// The worker column as a value: the latest worker of an array.
     fn worker_expr(&self) -> Option<String> {
         let column = self.t.col(Concept::LockedBy)?;
-        let q = self.d.ident(&column.name);
+        let q = self.t.q(Concept::LockedBy)?;
+        if column.expr.is_some() {
+            return Some(q);
+        }
         Some(match column.kind {
             ColumnKind::TextArray => format!("{q}[cardinality({q})]"),
             _ => q,
@@ -248,6 +266,14 @@ impl<'t> QueueSql<'t> {
                 concept: "locked_by",
                 needed_for: "claim needs to record the worker that holds a job".into(),
             })?;
+        if column.expr.is_some() {
+            return Err(QctlError::LayoutLacks {
+                layout: self.t.layout.preset.clone(),
+                concept: "locked_by",
+                needed_for: "claim needs a worker column to write (not an expression)".into(),
+            }
+            .into());
+        }
         let q = self.d.ident(&column.name);
         let p = b.push(worker);
         let value = match column.kind {
@@ -451,9 +477,11 @@ impl<'t> QueueSql<'t> {
             Some(ListStatus::Other) => filter.push(self.other_state()),
             Some(derived @ (ListStatus::Ready | ListStatus::Scheduled)) => {
                 filter.push(need(Status::Pending)?);
-                self.t
-                    .require(Concept::RunAt, "telling ready from scheduled jobs needs")?;
-                let ready = self.ready(&mut b).expect("run_at is mapped");
+                if self.t.layout.ready.is_none() {
+                    self.t
+                        .require(Concept::RunAt, "telling ready from scheduled jobs needs")?;
+                }
+                let ready = self.ready(&mut b).expect("run_at or a ready rule");
                 filter.push(if derived == ListStatus::Ready {
                     ready
                 } else {
@@ -916,6 +944,7 @@ impl<'t> QueueSql<'t> {
                 "locked longer than {}",
                 crate::duration::format_duration(timeout)
             ),
+            StaleRule::Layout => "its worker stopped".to_string(),
         };
         let worker = match self.worker_expr() {
             Some(w) => format!("coalesce({}, 'unknown')", self.d.as_text(&w)),
@@ -1151,10 +1180,9 @@ impl<'t> QueueSql<'t> {
         let (ready, oldest) = match self.ready(&mut b) {
             Some(ready) => (
                 format!("sum(CASE WHEN {ready} THEN 1 ELSE 0 END)"),
-                format!(
-                    "min(CASE WHEN {ready} THEN {} END)",
-                    self.t.must(Concept::RunAt)
-                ),
+                self.t.q(self.oldest_concept()).map_or("NULL".into(), |c| {
+                    format!("min(CASE WHEN {ready} THEN {c} END)")
+                }),
             ),
             None => (
                 "count(*)".into(),

@@ -78,6 +78,8 @@ pub struct Column {
     pub default: Option<String>,
     /// Computed by the database (GENERATED ALWAYS AS): never written.
     pub generated: bool,
+    /// Not a column: the layout's SQL expression over the row.
+    pub expr: Option<String>,
 }
 
 impl Column {
@@ -152,6 +154,7 @@ impl QueueTable {
                 nullable,
                 default: None,
                 generated: false,
+                expr: layout.expression(concept).map(str::to_string),
             });
         }
         QueueTable {
@@ -180,6 +183,17 @@ impl QueueTable {
             .map(|(c, i)| (c, i.clone()))
             .collect();
         for (concept, ident) in mapped {
+            if let Some(expr) = layout.expression(concept) {
+                columns[concept as usize] = Some(Column {
+                    name: ident,
+                    kind: expression_kind(concept, dialect),
+                    nullable: true,
+                    default: None,
+                    generated: true,
+                    expr: Some(expr.to_string()),
+                });
+                continue;
+            }
             let found = catalog
                 .iter()
                 .find(|c| c.name.eq_ignore_ascii_case(ident.as_str()));
@@ -191,6 +205,7 @@ impl QueueTable {
                         nullable: column.nullable,
                         default: column.default.clone(),
                         generated: column.generated,
+                        expr: None,
                     });
                 }
                 None if concept.required() || layout.is_explicit(concept) => {
@@ -256,8 +271,9 @@ impl QueueTable {
             let Some(column) = self.col(concept) else {
                 continue;
             };
-            let q = self.dialect.ident(&column.name);
+            let q = self.quote(column);
             let expr = match (&column.kind, concept) {
+                _ if column.expr.is_some() => q,
                 (ColumnKind::TextArray, _) => format!("{q}[cardinality({q})]"),
                 (_, Concept::Payload) => self.dialect.read_payload(&q, &column.kind),
                 (ColumnKind::Other(_) | ColumnKind::Uuid | ColumnKind::Enum(_), _) => {
@@ -286,9 +302,17 @@ impl QueueTable {
         }
     }
 
-    /// The quoted column of a concept, if the table has one.
+    /// The quoted column of a concept (or its expression, in
+    /// parentheses), if the table has one.
     pub fn q(&self, concept: Concept) -> Option<String> {
-        self.col(concept).map(|c| self.dialect.ident(&c.name))
+        self.col(concept).map(|c| self.quote(c))
+    }
+
+    fn quote(&self, column: &Column) -> String {
+        match &column.expr {
+            Some(expr) => format!("({expr})"),
+            None => self.dialect.ident(&column.name),
+        }
     }
 
     /// The quoted column of a concept every table has (id, status).
@@ -362,10 +386,23 @@ impl QueueTable {
             .is_some_and(|c| matches!(c.kind, ColumnKind::Int))
     }
 
-    /// Whether a column may be written (it exists and is not generated).
+    /// Whether a column may be written (it exists, is a column and is not
+    /// generated).
     pub fn writable(&self, concept: Concept) -> Option<String> {
         self.col(concept)
-            .filter(|c| !c.generated)
+            .filter(|c| !c.generated && c.expr.is_none())
             .map(|c| self.dialect.ident(&c.name))
+    }
+}
+
+/// What a concept computed by an expression holds.
+fn expression_kind(concept: Concept, dialect: &Dialect) -> ColumnKind {
+    if concept.is_time() {
+        ColumnKind::Time(match dialect.name {
+            "sqlite" => TimeRepr::EpochSeconds,
+            _ => TimeRepr::Timestamptz,
+        })
+    } else {
+        ColumnKind::Text
     }
 }

@@ -68,7 +68,12 @@ impl PostgresBackend {
             conninfo: target.conninfo.clone(),
             table: QueueTable::planned(&layout, &POSTGRES),
             info,
-            options: options.clone(),
+            // Connections this one opens later (bench's workers, cleanup)
+            // use the table it settled on.
+            options: ConnectOptions {
+                auto: None,
+                ..options.clone()
+            },
             log: options.sql_log.clone(),
             cx: ErrorContext {
                 table: layout.table.to_string(),
@@ -93,6 +98,8 @@ impl PostgresBackend {
             if read_only { "on" } else { "off" }
         );
         backend.batch(&setup)?;
+        let layout = crate::backend::auto_layout(&mut backend, options, layout)?;
+        backend.cx.table = layout.table.to_string();
         backend.load_table(layout)?;
         if !backend.table_exists && matches!(options.access, Access::Read | Access::Write) {
             return Err(QctlError::MissingTable {
@@ -545,5 +552,62 @@ impl ReapLock {
 impl Drop for ReapLock {
     fn drop(&mut self) {
         let _ = self.client.batch_execute("COMMIT");
+    }
+}
+
+impl crate::presets::Catalog for PostgresBackend {
+    fn database(&self) -> &'static str {
+        "postgres"
+    }
+
+    /// Tables and partitioned parents (never their partitions).
+    fn tables(&mut self) -> Result<Vec<(Option<String>, String)>> {
+        let rows = self.query(&Stmt::plain(
+            "SELECT n.nspname::text, c.relname::text FROM pg_class c \
+             JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition \
+             AND n.nspname NOT IN ('pg_catalog', 'information_schema') \
+             AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp%' \
+             AND has_schema_privilege(n.oid, 'USAGE')",
+        ))?;
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                let mut row = row.into_iter();
+                let schema = row.next().and_then(Value::into_text);
+                let name = row.next().and_then(Value::into_text).unwrap_or_default();
+                (schema, name)
+            })
+            .collect())
+    }
+
+    fn column_names(&mut self, schema: Option<&str>, table: &str) -> Result<Vec<String>> {
+        let rows = self.query(&Stmt {
+            sql: "SELECT a.attname::text FROM pg_attribute a \
+                  JOIN pg_class c ON c.oid = a.attrelid \
+                  JOIN pg_namespace n ON n.oid = c.relnamespace \
+                  WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped"
+                .into(),
+            binds: vec![
+                Bind::Text(schema.unwrap_or("public").to_string()),
+                Bind::Text(table.to_string()),
+            ],
+        })?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| r.into_iter().next().and_then(Value::into_text))
+            .collect())
+    }
+
+    fn current_schema(&mut self) -> Option<String> {
+        self.query(&Stmt::plain("SELECT current_schema()::text"))
+            .ok()
+            .and_then(crate::backend::first_text)
+    }
+
+    fn probe(&mut self, sql: &str) -> Option<String> {
+        self.query(&Stmt::plain(sql))
+            .ok()
+            .and_then(crate::backend::first_text)
     }
 }

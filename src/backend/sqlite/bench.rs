@@ -30,6 +30,7 @@ pub fn bench(b: &mut SqliteBackend, request: &BenchRequest) -> Result<BenchRepor
         connect_timeout: Duration::from_secs(10),
         index_timeout: Duration::from_secs(3600),
         sql_log: SqlLog::default(),
+        auto: None,
     };
     // The scratch copy: the user's table and its indexes as they are
     // defined, or what `init` would create when there is none.

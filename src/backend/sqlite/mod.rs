@@ -114,6 +114,8 @@ impl SqliteBackend {
         // Reading the schema is the first touch of the file: it tells a
         // database from anything else.
         backend.scalar("PRAGMA schema_version")?;
+        let layout = crate::backend::auto_layout(&mut backend, options, layout)?;
+        backend.table = QueueTable::planned(&layout, &SQLITE);
         if matches!(options.access, Access::Write | Access::Create) {
             // WAL makes NORMAL durable across application crashes; it only
             // risks the last commits on power loss.
@@ -610,5 +612,43 @@ impl SqliteBackend {
             )));
         }
         Ok(())
+    }
+}
+
+impl crate::presets::Catalog for SqliteBackend {
+    fn database(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn tables(&mut self) -> Result<Vec<(Option<String>, String)>> {
+        let rows = self.query(&Stmt::plain(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+        ))?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| r.into_iter().next().and_then(Value::into_text))
+            .map(|name| (None, name))
+            .collect())
+    }
+
+    fn column_names(&mut self, _schema: Option<&str>, table: &str) -> Result<Vec<String>> {
+        let rows = self.query(&Stmt {
+            sql: "SELECT name FROM pragma_table_xinfo(?1)".into(),
+            binds: vec![Bind::Text(table.to_string())],
+        })?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| r.into_iter().next().and_then(Value::into_text))
+            .collect())
+    }
+
+    fn current_schema(&mut self) -> Option<String> {
+        None
+    }
+
+    fn probe(&mut self, sql: &str) -> Option<String> {
+        self.query(&Stmt::plain(sql))
+            .ok()
+            .and_then(crate::backend::first_text)
     }
 }

@@ -1,0 +1,177 @@
+//! `--layout auto`: which queue system owns this database, read from the
+//! catalog (tables, their columns, the system's own version marker).
+
+use anyhow::Result;
+
+use super::{Preset, all};
+use crate::error::QctlError;
+use crate::layout::{Layout, LayoutOverrides, TableName};
+
+/// What a backend's catalog answers for detection.
+pub trait Catalog {
+    /// `sqlite`, `postgres` or `mysql`.
+    fn database(&self) -> &'static str;
+    /// Every table a user made, as (schema, name); the schema is `None`
+    /// where the database has one namespace (SQLite's main database).
+    fn tables(&mut self) -> Result<Vec<(Option<String>, String)>>;
+    /// The column names of one table.
+    fn column_names(&mut self, schema: Option<&str>, table: &str) -> Result<Vec<String>>;
+    /// The schema unqualified names resolve to first.
+    fn current_schema(&mut self) -> Option<String>;
+    /// The first value of a query, as text; `None` when it fails.
+    fn probe(&mut self, sql: &str) -> Option<String>;
+}
+
+/// What `--layout auto` asks: the config file's `[layout]` (applied on
+/// top of whatever is found) and `--table`.
+#[derive(Debug, Clone, Default)]
+pub struct AutoSpec {
+    pub overrides: LayoutOverrides,
+    pub table: Option<String>,
+}
+
+/// The system found, and why.
+#[derive(Debug, Clone)]
+pub struct Detection {
+    pub preset: &'static Preset,
+    pub table: TableName,
+    /// The schema version the system's own marker holds.
+    pub version: Option<String>,
+    pub reasons: Vec<String>,
+}
+
+impl Detection {
+    /// One line for `doctor` and `-v`.
+    pub fn summary(&self) -> String {
+        let version = self
+            .version
+            .as_deref()
+            .map(|v| format!(", schema version {v}"))
+            .unwrap_or_default();
+        format!(
+            "{} ({}{version}) found: table {}",
+            self.preset.name, self.preset.system, self.table
+        )
+    }
+}
+
+/// Finds the queue system of this database; `None` when no preset's table
+/// is here. Several systems at once is an error that asks for `--layout`.
+pub fn detect(cat: &mut dyn Catalog, spec: &AutoSpec) -> Result<Option<Detection>> {
+    let database = cat.database();
+    let wanted = spec.table.as_deref().map(TableName::parse).transpose()?;
+    let tables = cat.tables()?;
+    let current = cat.current_schema();
+    let mut found: Vec<(Detection, usize)> = Vec::new();
+    for preset in all()
+        .iter()
+        .filter(|p| p.databases.iter().any(|d| d == database))
+    {
+        for (schema, name) in &tables {
+            if !name.eq_ignore_ascii_case(&preset.detect.table) {
+                continue;
+            }
+            if let Some(wanted) = &wanted {
+                let schema_matches = match (&wanted.schema, schema) {
+                    (None, _) => true,
+                    (Some(w), Some(s)) => w.as_str().eq_ignore_ascii_case(s),
+                    (Some(_), None) => false,
+                };
+                if !wanted.name.as_str().eq_ignore_ascii_case(name) || !schema_matches {
+                    continue;
+                }
+            }
+            let columns = cat.column_names(schema.as_deref(), name)?;
+            let has = |c: &str| columns.iter().any(|have| have.eq_ignore_ascii_case(c));
+            if preset.detect.columns.iter().any(|c| !has(c)) {
+                continue;
+            }
+            let siblings = preset.detect.tables.iter().all(|other| {
+                tables
+                    .iter()
+                    .any(|(s, n)| s == schema && n.eq_ignore_ascii_case(other))
+            });
+            if !siblings {
+                continue;
+            }
+            let qualified = match schema {
+                Some(s) if Some(s) != current.as_ref() => format!("{s}.{name}"),
+                _ => name.clone(),
+            };
+            let mut reasons = vec![format!(
+                "table {qualified} has {}",
+                preset.detect.columns.join(", ")
+            )];
+            if !preset.detect.tables.is_empty() {
+                reasons.push(format!("beside {}", preset.detect.tables.join(", ")));
+            }
+            let version = preset.detect.version.get(database).and_then(|sql| {
+                let sql = match schema {
+                    Some(s) => sql.replace("{schema}", s),
+                    None => sql.replace("{schema}.", ""),
+                };
+                cat.probe(&sql)
+            });
+            if let Some(v) = &version {
+                reasons.push(format!("its schema version marker says {v}"));
+            }
+            found.push((
+                Detection {
+                    preset,
+                    table: TableName::parse(&qualified)?,
+                    version,
+                    reasons,
+                },
+                preset.detect.columns.len(),
+            ));
+        }
+    }
+    // Where two presets match one table, the one that asks for more
+    // columns is the more specific.
+    found.sort_by_key(|f| std::cmp::Reverse(f.1));
+    let mut chosen: Vec<Detection> = Vec::new();
+    for (detection, _) in found {
+        if !chosen.iter().any(|c| c.table == detection.table) {
+            chosen.push(detection);
+        }
+    }
+    match chosen.len() {
+        0 => Ok(None),
+        1 => Ok(chosen.pop()),
+        _ => Err(QctlError::usage(format!(
+            "this database holds several queue tables: {} — pass --layout NAME (and --table if \
+             one system is installed twice)",
+            chosen
+                .iter()
+                .map(|d| format!("{} ({})", d.table, d.preset.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+/// The layout `--layout auto` settles on: the detected preset's, or
+/// `fallback` (the default layout with the config file applied) when no
+/// known table is here; then the config file and `--table` on top.
+pub fn choose(cat: &mut dyn Catalog, spec: &AutoSpec, fallback: Layout) -> Result<Layout> {
+    let Some(found) = detect(cat, spec)? else {
+        let mut layout = fallback;
+        layout.detected = Some(format!(
+            "no known queue system's table here: the {} layout, table {}",
+            layout.preset, layout.table
+        ));
+        return Ok(layout);
+    };
+    let mut layout = found.preset.layout(cat.database())?;
+    layout.set_table(&found.table.to_string())?;
+    layout.apply_overrides(&spec.overrides)?;
+    if let Some(table) = &spec.table {
+        layout.set_table(table)?;
+    }
+    layout.detected = Some(format!(
+        "{} ({})",
+        found.summary(),
+        found.reasons.join("; ")
+    ));
+    Ok(layout)
+}

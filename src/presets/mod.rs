@@ -1,0 +1,221 @@
+//! Presets: the layouts of the queue systems people run, kept as data
+//! (`src/presets/*.toml`, in the config file's own `[layout]` language),
+//! and `--layout auto`, which finds the system that owns a database from
+//! its catalog.
+
+mod detect;
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+pub use detect::{AutoSpec, Catalog, Detection, choose, detect};
+
+use crate::error::QctlError;
+use crate::layout::{Layout, LayoutOverrides};
+
+/// One preset file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Preset {
+    pub name: String,
+    /// The queue system, as its users call it.
+    pub system: String,
+    /// The release whose schema the preset follows.
+    pub version: String,
+    /// The databases it is made for: `sqlite`, `postgres`, `mysql`.
+    pub databases: Vec<String>,
+    /// One line on what qctl does with it.
+    pub about: String,
+    pub detect: Detect,
+    /// The layout (the `[layout]` section's language). A built-in preset
+    /// (`default`, `app-job-queue`) has none: its layout is in code.
+    #[serde(default)]
+    pub layout: Option<LayoutOverrides>,
+    /// Per database, what differs (River on SQLite stores JSON blobs).
+    #[serde(default)]
+    pub dialect: BTreeMap<String, LayoutOverrides>,
+    /// Per database, the system's own claim statement, which
+    /// `explain-claim` checks.
+    #[serde(default)]
+    pub claim: BTreeMap<String, String>,
+    /// Commands qctl does not run on this system, and what to use instead.
+    #[serde(default)]
+    pub refuse: BTreeMap<String, String>,
+    /// How the system's own rules map onto qctl's commands.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// How `--layout auto` recognises the system.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Detect {
+    /// The jobs table, in any schema.
+    pub table: String,
+    /// Columns the jobs table must have.
+    pub columns: Vec<String>,
+    /// Other tables of the system, in the same schema.
+    #[serde(default)]
+    pub tables: Vec<String>,
+    /// Per database, a query whose first value is the schema version.
+    #[serde(default)]
+    pub version: BTreeMap<String, String>,
+}
+
+/// The commands a preset may refuse.
+pub const COMMANDS: [&str; 9] = [
+    "enqueue", "claim", "complete", "fail", "retry", "reap", "purge", "bench", "init",
+];
+
+macro_rules! preset_files {
+    ($($name:literal),* $(,)?) => {
+        [$(($name, include_str!(concat!($name, ".toml")))),*]
+    };
+}
+
+const FILES: [(&str, &str); 3] = preset_files!["default", "app-job-queue", "river"];
+
+static PRESETS: LazyLock<Vec<Preset>> = LazyLock::new(|| {
+    FILES
+        .iter()
+        .map(|(file, text)| {
+            let preset: Preset = toml::from_str(text)
+                .unwrap_or_else(|e| panic!("preset {file}.toml does not parse: {e}"));
+            assert_eq!(preset.name, *file, "preset file and name differ");
+            preset
+        })
+        .collect()
+});
+
+/// Every preset, built-in ones first.
+pub fn all() -> &'static [Preset] {
+    &PRESETS
+}
+
+pub fn find(name: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.name == name)
+}
+
+/// The names of the presets, for messages.
+pub fn names() -> Vec<&'static str> {
+    PRESETS.iter().map(|p| p.name.as_str()).collect()
+}
+
+impl Preset {
+    /// The preset's layout for a database (`sqlite`, `postgres`, ...).
+    pub fn layout(&self, database: &str) -> Result<Layout> {
+        let Some(overrides) = &self.layout else {
+            return Layout::preset(&self.name);
+        };
+        if !self.databases.iter().any(|d| d == database) {
+            return Err(QctlError::usage(format!(
+                "the {} preset ({}) is made for {}, not {database}",
+                self.name,
+                self.system,
+                self.databases.join(" and ")
+            )));
+        }
+        let mut layout = Layout::bare(&self.name);
+        layout.apply_overrides(overrides)?;
+        if let Some(overlay) = self.dialect.get(database) {
+            layout.apply_overrides(overlay)?;
+        }
+        // A preset's columns are optional: an older release may lack one,
+        // and the commands that need it say so.
+        layout.forget_explicit();
+        layout.system_claim = self.claim.get(database).cloned();
+        layout.refusals = self
+            .refuse
+            .iter()
+            .map(|(command, why)| (command.clone(), why.clone()))
+            .collect();
+        layout.system = Some(self.system.clone());
+        Ok(layout)
+    }
+}
+
+/// The layout a preset name stands for, on a database.
+pub fn layout(name: &str, database: &str) -> Result<Layout> {
+    match find(name) {
+        Some(preset) => preset.layout(database),
+        None => Err(QctlError::usage(format!(
+            "unknown layout preset '{name}'; the presets are: auto, {}",
+            names().join(", ")
+        ))),
+    }
+}
+
+/// What `qctl layouts` prints for one preset.
+#[derive(Debug, Clone, Serialize)]
+pub struct PresetInfo {
+    pub name: String,
+    pub system: String,
+    pub version: String,
+    pub databases: Vec<String>,
+    pub table: String,
+    pub about: String,
+    /// The commands qctl runs on it.
+    pub supports: Vec<&'static str>,
+    /// The commands it refuses, and why.
+    pub refuses: BTreeMap<String, String>,
+    pub notes: Vec<String>,
+}
+
+/// Every preset as `qctl layouts` shows it.
+pub fn infos() -> Vec<PresetInfo> {
+    PRESETS
+        .iter()
+        .map(|p| PresetInfo {
+            name: p.name.clone(),
+            system: p.system.clone(),
+            version: p.version.clone(),
+            databases: p.databases.clone(),
+            table: p
+                .layout
+                .as_ref()
+                .and_then(|l| l.table.clone())
+                .unwrap_or_else(|| p.detect.table.clone()),
+            about: p.about.clone(),
+            supports: [
+                "stats",
+                "list",
+                "show",
+                "explain-claim",
+                "doctor",
+                "blocked",
+                "locks",
+            ]
+            .into_iter()
+            .chain(COMMANDS.into_iter().filter(|c| !p.refuse.contains_key(*c)))
+            .collect(),
+            refuses: p.refuse.clone(),
+            notes: p.notes.clone(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_parses_and_builds_a_layout() {
+        for preset in all() {
+            for database in &preset.databases {
+                preset
+                    .layout(database)
+                    .unwrap_or_else(|e| panic!("{} on {database}: {e:#}", preset.name));
+            }
+            for command in preset.refuse.keys() {
+                assert!(
+                    COMMANDS.contains(&command.as_str()),
+                    "{}: unknown command {command} in [refuse]",
+                    preset.name
+                );
+            }
+        }
+    }
+}
