@@ -297,3 +297,199 @@ fn river_on_sqlite() {
         false,
     );
 }
+
+// ----- Oban ----------------------------------------------------------------
+
+#[test]
+fn oban() {
+    let db = pg_with("oban", &["schema.sql", "rows.sql"]);
+    db.exec("UPDATE oban_jobs SET scheduled_at = timezone('UTC', now()) + interval '1 hour' WHERE id = 3");
+    assert_detected(&db, "oban");
+    // Times are timestamp without time zone, in UTC: job 5 was attempted
+    // 5 s ago (live), job 6 two hours ago (its node died).
+    assert_counts(
+        &totals(&db, &[]),
+        &[
+            ("pending", 4),
+            ("ready", 1),
+            ("scheduled", 3),
+            ("running", 2),
+            ("stale", 1),
+            ("done", 1),
+            ("failed", 1),
+            ("cancelled", 1),
+            ("other", 0),
+        ],
+    );
+    let shown = db.json(&["show", "8"]);
+    assert_eq!(shown["last_error"], "** (RuntimeError) boom");
+    assert_eq!(
+        shown["locked_by"],
+        "web-1/3b3c5f9e-7d5a-4f0a-9a35-0e7f6f1b2c11"
+    );
+    let age = chrono::Utc::now()
+        - chrono::DateTime::parse_from_rfc3339(shown["locked_at"].as_str().unwrap())
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+    assert!((age.num_minutes() - 10).abs() <= 1, "read as UTC: {age}");
+    assert_explains_own_claim(&db, "\"subset\"");
+    assert_refused(&db, &["claim", "--worker", "w"], "Oban");
+
+    // Lifeline: only the state changes (and discarded_at).
+    db.exec(
+        "UPDATE oban_jobs SET attempt = max_attempts, attempted_at = timezone('UTC', now()) - interval '3 hours' WHERE id = 5",
+    );
+    let reaped = db.json(&["reap"]);
+    assert_eq!(
+        (
+            reaped["requeued"].as_i64(),
+            reaped["dead_lettered"].as_i64()
+        ),
+        (Some(1), Some(1))
+    );
+    assert_eq!(
+        db.int("SELECT count(*) FROM oban_jobs WHERE id = 6 AND state = 'available' AND attempt = 1 AND attempted_at IS NOT NULL AND cardinality(errors) = 0"),
+        1
+    );
+    assert_eq!(
+        db.int("SELECT count(*) FROM oban_jobs WHERE id = 5 AND state = 'discarded' AND discarded_at > timezone('UTC', now()) - interval '1 minute'"),
+        1
+    );
+
+    // Oban.retry_job.
+    db.json(&["retry", "8"]);
+    assert_eq!(
+        db.int("SELECT count(*) FROM oban_jobs WHERE id = 8 AND state = 'available' AND max_attempts = 3 AND attempt = 2 AND discarded_at IS NULL AND cardinality(errors) = 2"),
+        1
+    );
+    // The Pruner ages completed jobs by scheduled_at.
+    let purged = db.json(&["purge", "--older-than", "30s", "--yes"]);
+    assert_eq!(purged["purged"], 1, "{purged}");
+    assert_eq!(db.int("SELECT count(*) FROM oban_jobs WHERE id = 7"), 0);
+}
+
+// ----- pg-boss -------------------------------------------------------------
+
+const PGBOSS_DEAD: &str = "75ea234c-30f6-4e9c-9a02-534d2c4cd9f4";
+const PGBOSS_FAILED: &str = "b60be214-eea2-44ff-84e5-ad0bad572fe2";
+const PGBOSS_REPORT: &str = "3976ffdb-f30b-4187-9506-cf0bc92ae15f";
+
+#[test]
+fn pg_boss() {
+    let db = pg_with("pg-boss", &["schema.sql", "rows.sql"]);
+    // The retry job would come due a minute after loading.
+    db.exec("UPDATE pgboss.job SET start_after = now() + interval '1 hour' WHERE state = 'retry'");
+    assert_detected(&db, "pg-boss");
+    // Three queues over two partitions (job_common and the partitioned
+    // queue `reports`); the active `email` job started two hours ago is
+    // past its expire_seconds.
+    assert_counts(
+        &totals(&db, &[]),
+        &[
+            ("pending", 4),
+            ("ready", 2),
+            ("scheduled", 2),
+            ("running", 3),
+            ("stale", 1),
+            ("done", 1),
+            ("failed", 1),
+            ("cancelled", 1),
+        ],
+    );
+    let shown = db.json(&["show", PGBOSS_FAILED]);
+    assert_eq!(shown["id"], PGBOSS_FAILED, "uuid ids");
+    assert_eq!(shown["last_error"], "bounced permanently");
+    assert_explains_own_claim(&db, "pgboss.job_common");
+    assert_refused(&db, &["enqueue", "--payload", "{}"], "pg-boss");
+
+    // The supervisor's expiry: back to retry after retry_delay (60 s),
+    // started_on kept so the next claim counts the attempt.
+    let reaped = db.json(&["reap"]);
+    assert_eq!(reaped["requeued"], 1, "{reaped}");
+    assert_eq!(reaped["jobs"][0]["id"], PGBOSS_DEAD);
+    assert_eq!(
+        db.int(&format!(
+            "SELECT count(*) FROM pgboss.job WHERE id = '{PGBOSS_DEAD}' AND state = 'retry' \
+             AND retry_count = 0 AND started_on IS NOT NULL AND heartbeat_on IS NULL \
+             AND start_after BETWEEN now() + interval '50 seconds' AND now() + interval '70 seconds' \
+             AND output #>> '{{value,message}}' LIKE 'job timed out%'"
+        )),
+        1
+    );
+    // With its retries used up, the next expiry fails it.
+    db.exec(&format!(
+        "UPDATE pgboss.job SET state = 'active', retry_count = 2, started_on = now() - interval '2 hours' WHERE id = '{PGBOSS_DEAD}'"
+    ));
+    assert_eq!(db.json(&["reap"])["dead_lettered"], 1);
+    assert_eq!(
+        db.int(&format!(
+            "SELECT count(*) FROM pgboss.job WHERE id = '{PGBOSS_DEAD}' AND state = 'failed' AND completed_on IS NOT NULL"
+        )),
+        1
+    );
+
+    // boss.retry: retry, one more allowed, completed_on cleared.
+    db.json(&["retry", PGBOSS_FAILED]);
+    assert_eq!(
+        db.int(&format!(
+            "SELECT count(*) FROM pgboss.job WHERE id = '{PGBOSS_FAILED}' AND state = 'retry' \
+             AND retry_limit = 1 AND completed_on IS NULL AND start_after <= now() + interval '1 second'"
+        )),
+        1
+    );
+
+    // An index on the partitioned parent: ONLY the parent, each partition
+    // concurrently, attached; valid at the end.
+    let apply = db.run(&["explain-claim", "--query", "all", "--apply"]);
+    assert!(apply.code == 0 || apply.code == 1, "{}", apply.stderr);
+    assert_eq!(
+        db.int(
+            "SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+             WHERE c.relname = 'job_status_idx' AND i.indisvalid"
+        ),
+        1,
+        "{}",
+        apply.stderr
+    );
+    assert_eq!(
+        db.int(
+            "SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhparent WHERE c.relname = 'job_status_idx'"
+        ),
+        2,
+        "one attached index per partition"
+    );
+
+    // blocked names a job held on a partition.
+    let mut holder = db.client();
+    holder
+        .batch_execute(&format!(
+            "BEGIN; UPDATE pgboss.job SET priority = 1 WHERE id = '{PGBOSS_REPORT}'"
+        ))
+        .unwrap();
+    let url = db.url.clone();
+    let waiter = std::thread::spawn(move || {
+        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        c.batch_execute(&format!(
+            "SET lock_timeout = '20s'; UPDATE pgboss.job SET priority = 2 WHERE id = '{PGBOSS_REPORT}'"
+        ))
+        .unwrap();
+    });
+    let mut report = Value::Null;
+    for _ in 0..50 {
+        report = db.json(&["blocked"]);
+        if report["sessions"].as_array().is_some_and(|s| !s.is_empty()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(
+        report["sessions"][0]["waiting_for_jobs"][0], PGBOSS_REPORT,
+        "{report}"
+    );
+    assert_eq!(
+        report["blockers"][0]["holds_jobs"][0], PGBOSS_REPORT,
+        "{report}"
+    );
+    holder.batch_execute("COMMIT").unwrap();
+    waiter.join().unwrap();
+}

@@ -76,7 +76,8 @@ macro_rules! preset_files {
     };
 }
 
-const FILES: [(&str, &str); 3] = preset_files!["default", "app-job-queue", "river"];
+const FILES: &[(&str, &str)] =
+    &preset_files!["default", "app-job-queue", "river", "oban", "pg-boss"];
 
 static PRESETS: LazyLock<Vec<Preset>> = LazyLock::new(|| {
     FILES

@@ -103,7 +103,9 @@ impl IndexSpec {
     /// blocking writers where the dialect can.
     pub fn create_sql(&self, t: &QueueTable, concurrently: bool) -> String {
         let d = t.dialect;
-        let concurrently = if concurrently && d.concurrent_indexes {
+        // A partitioned table cannot build an index concurrently: qctl
+        // builds each partition's so and attaches them (see the backend).
+        let concurrently = if concurrently && d.concurrent_indexes && !t.partitioned {
             "CONCURRENTLY "
         } else {
             ""
@@ -116,8 +118,14 @@ impl IndexSpec {
             ),
             _ => (d.ident(&self.name), t.table()),
         };
+        self.create_on(&name, &table, concurrently)
+    }
+
+    /// `CREATE INDEX` of this spec under another name on another table (a
+    /// partition, or `ONLY` a partitioned parent).
+    pub fn create_on(&self, name: &str, table: &str, prefix: &str) -> String {
         let mut sql = format!(
-            "CREATE INDEX {concurrently}IF NOT EXISTS {name} ON {table} ({})",
+            "CREATE INDEX {prefix}IF NOT EXISTS {name} ON {table} ({})",
             self.columns.join(", ")
         );
         if let Some(predicate) = &self.predicate {

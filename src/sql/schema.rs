@@ -120,6 +120,9 @@ pub struct QueueTable {
     pub id_is_rowid: bool,
     /// Concepts the preset names but the table lacks (so they are unmapped).
     pub absent: Vec<(Concept, Ident)>,
+    /// PostgreSQL: a partitioned table (pg-boss's job), whose indexes are
+    /// made per partition and attached.
+    pub partitioned: bool,
     /// The select list of a whole job, built on first use: a worker that
     /// claims in a loop should not rebuild it for every job.
     select: std::sync::OnceLock<JobSelect>,
@@ -163,6 +166,7 @@ impl QueueTable {
             columns,
             id_is_rowid: dialect.name == "sqlite",
             absent: Vec::new(),
+            partitioned: false,
             select: std::sync::OnceLock::new(),
         }
     }
@@ -243,6 +247,7 @@ impl QueueTable {
             columns,
             id_is_rowid,
             absent,
+            partitioned: false,
             select: std::sync::OnceLock::new(),
         })
     }

@@ -56,13 +56,17 @@ pub fn blocked(b: &mut PostgresBackend) -> Result<BlockedReport> {
     } else {
         "a.query_start"
     };
+    // The queue table and, when it is partitioned (pg-boss), every
+    // partition: a job's row lock is taken on the partition that holds it.
     let waiting_sql = format!(
-        "SELECT a.pid, pg_blocking_pids(a.pid), extract(epoch FROM now() - {wait_started})::float8, \
+        "WITH RECURSIVE queue_rel(oid) AS (SELECT to_regclass($1)::oid \
+           UNION ALL SELECT i.inhrelid FROM pg_inherits i JOIN queue_rel q ON i.inhparent = q.oid) \
+         SELECT a.pid, pg_blocking_pids(a.pid), extract(epoch FROM now() - {wait_started})::float8, \
            a.state, a.application_name, a.usename::text, a.client_addr::text, \
            CASE WHEN a.wait_event IS NULL THEN NULL ELSE a.wait_event_type || ':' || a.wait_event END, a.query, \
-           EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.relation = to_regclass($1)), \
-           ARRAY(SELECT '(' || l.page || ',' || l.tuple || ')' FROM pg_locks l WHERE l.pid = a.pid \
-                 AND l.locktype = 'tuple' AND l.relation = to_regclass($1)) \
+           EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.relation IN (SELECT oid FROM queue_rel)), \
+           ARRAY(SELECT l.relation::oid::int8 || ':(' || l.page || ',' || l.tuple || ')' FROM pg_locks l \
+                 WHERE l.pid = a.pid AND l.locktype = 'tuple' AND l.relation IN (SELECT oid FROM queue_rel)) \
          FROM pg_stat_activity a \
          WHERE a.pid <> pg_backend_pid() AND a.datname = current_database() \
            AND cardinality(pg_blocking_pids(a.pid)) > 0 \
@@ -95,10 +99,16 @@ pub fn blocked(b: &mut PostgresBackend) -> Result<BlockedReport> {
     // The job each waiter wants: its tuple lock names the row (ctid).
     if table_exists {
         let id = b.table.must(Concept::Id);
-        let lookup = format!("SELECT {id}::text FROM {table} WHERE ctid = $1::text::tid");
-        for (session, (_, ctids)) in sessions.iter_mut().zip(&tuples) {
-            for ctid in ctids {
-                for row in tx_query(&mut tx, &log, &lookup, &[ctid]).map_err(err)? {
+        // A row address repeats across partitions: the relation names it.
+        let lookup = format!(
+            "SELECT {id}::text FROM {table} WHERE tableoid = $1::text::oid AND ctid = $2::text::tid"
+        );
+        for (session, (_, tuples)) in sessions.iter_mut().zip(&tuples) {
+            for tuple in tuples {
+                let Some((relation, ctid)) = tuple.split_once(':') else {
+                    continue;
+                };
+                for row in tx_query(&mut tx, &log, &lookup, &[&relation, &ctid]).map_err(err)? {
                     let text: String = row.get(0);
                     session.waiting_for_jobs.push(if b.table.id_is_integer() {
                         JobId::parse(&text)

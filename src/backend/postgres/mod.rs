@@ -150,6 +150,15 @@ impl PostgresBackend {
             })
             .collect();
         let mut table = QueueTable::resolve(layout, &POSTGRES, &catalog)?;
+        let partitioned = self.query(&Stmt {
+            sql: "SELECT c.relkind = 'p' FROM pg_class c WHERE c.oid = to_regclass($1)".into(),
+            binds: vec![Bind::Text(table.table())],
+        })?;
+        table.partitioned = partitioned
+            .first()
+            .and_then(|r| r.first())
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         // Times in a bigint: seconds or milliseconds, as configured or as
         // a stored value says.
         let epoch: Vec<Concept> = Concept::ALL
@@ -272,6 +281,117 @@ impl PostgresBackend {
         Ok(())
     }
 
+    /// An index on a partitioned table without blocking writers: the
+    /// parent's on `ONLY` the parent (a catalog entry, invalid until every
+    /// partition has its own), then each partition's built concurrently
+    /// and attached; a partitioned partition gets the same treatment.
+    fn build_partitioned_index(&mut self, spec: &IndexSpec) -> Result<()> {
+        let parent = self.table.table();
+        let parent_index = POSTGRES.ident(&spec.name);
+        let schema = self.table.layout.table.schema.clone();
+        self.attach_tree(spec, &parent, &parent_index, schema.as_ref())?;
+        if let IndexState::Invalid(qualified) = self.index_state(&spec.name)? {
+            return Err(anyhow::anyhow!(
+                "index {qualified} on the partitioned table {parent} is still invalid: a \
+                 partition lacks its index; run explain-claim --apply again"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Makes `index` on `ONLY table` and gives each partition of `table`
+    /// its own, attached.
+    fn attach_tree(
+        &mut self,
+        spec: &IndexSpec,
+        table: &str,
+        index: &str,
+        schema: Option<&crate::layout::Ident>,
+    ) -> Result<()> {
+        let qualified_index = match schema {
+            Some(s) => format!("{}.{index}", POSTGRES.ident(s)),
+            None => index.to_string(),
+        };
+        self.batch(&spec.create_on(index, &format!("ONLY {table}"), ""))?;
+        let partitions = self.query(&Stmt {
+            sql: "SELECT c.oid::regclass::text, n.nspname::text, c.relname::text, c.relkind = 'p' \
+                  FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+                  JOIN pg_namespace n ON n.oid = c.relnamespace \
+                  WHERE i.inhparent = to_regclass($1) ORDER BY 1"
+                .into(),
+            binds: vec![Bind::Text(table.to_string())],
+        })?;
+        for row in partitions {
+            let mut row = row.into_iter();
+            let text = |v: Option<Value>| v.and_then(Value::into_text).unwrap_or_default();
+            let (partition, nsp, rel) = (text(row.next()), text(row.next()), text(row.next()));
+            let nested = row.next().and_then(|v| v.as_bool()).unwrap_or(false);
+            let suffix = spec
+                .name
+                .as_str()
+                .strip_prefix(self.table.layout.table.name.as_str());
+            let child_name = crate::layout::Ident::new(
+                &truncate_ident(&format!("{rel}{}", suffix.unwrap_or("_qctl_idx"))),
+                "index",
+            )?;
+            let child_index = POSTGRES.ident(&child_name);
+            let child_schema = crate::layout::Ident::new(&nsp, "schema")?;
+            if nested {
+                self.attach_tree(spec, &partition, &child_index, Some(&child_schema))?;
+            } else {
+                let child = IndexSpec {
+                    name: child_name.clone(),
+                    ..spec.clone()
+                };
+                let qualified = format!("{}.{child_index}", POSTGRES.ident(&child_schema));
+                let leftover = self.query(&Stmt {
+                    sql: "SELECT 1 FROM pg_index WHERE indexrelid = to_regclass($1) AND NOT indisvalid"
+                        .into(),
+                    binds: vec![Bind::Text(qualified.clone())],
+                })?;
+                if !leftover.is_empty() {
+                    self.drop_index(&qualified)?;
+                }
+                self.with_index_timeout(&child.create_on(
+                    &child_index,
+                    &partition,
+                    "CONCURRENTLY ",
+                ))?;
+            }
+            let attached = self.query(&Stmt {
+                sql: "SELECT 1 FROM pg_inherits WHERE inhrelid = to_regclass($1) \
+                      AND inhparent = to_regclass($2)"
+                    .into(),
+                binds: vec![
+                    Bind::Text(format!("{}.{child_index}", POSTGRES.ident(&child_schema))),
+                    Bind::Text(qualified_index.clone()),
+                ],
+            })?;
+            if attached.is_empty() {
+                self.batch(&format!(
+                    "ALTER INDEX {qualified_index} ATTACH PARTITION {}.{child_index}",
+                    POSTGRES.ident(&child_schema)
+                ))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs one index build under --index-timeout.
+    fn with_index_timeout(&mut self, ddl: &str) -> Result<()> {
+        let _cleanup = crate::interrupt::cleanup_section();
+        self.batch(&format!(
+            "SET statement_timeout = {}",
+            self.options.index_timeout.as_millis()
+        ))?;
+        let built = self.batch(ddl);
+        let restored = self.batch(&format!(
+            "SET statement_timeout = {}",
+            self.options.statement_timeout.as_millis()
+        ));
+        built.and(restored)
+    }
+
     fn drop_index(&mut self, qualified: &str) -> Result<()> {
         // The name comes from the catalog (regclass text, quoted as
         // needed).
@@ -288,6 +408,13 @@ impl PostgresBackend {
         ))?;
         Ok(crate::engine::first_int(&rows))
     }
+}
+
+/// An identifier cut to PostgreSQL's 63 bytes.
+fn truncate_ident(name: &str) -> String {
+    let mut name = name.to_string();
+    name.truncate(63);
+    name
 }
 
 /// lock_timeout = 0 waits forever; --busy-timeout 0s means "do not
@@ -468,7 +595,11 @@ impl Backend for PostgresBackend {
 
     fn create_indexes(&mut self, specs: &[IndexSpec]) -> Result<()> {
         for spec in specs {
-            self.build_index(spec)?;
+            if self.table.partitioned {
+                self.build_partitioned_index(spec)?;
+            } else {
+                self.build_index(spec)?;
+            }
         }
         let analyze = format!("ANALYZE {}", self.table.table());
         self.batch(&analyze)

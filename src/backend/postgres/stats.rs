@@ -34,31 +34,38 @@ struct Sizes {
 }
 
 fn sizes(b: &mut PostgresBackend) -> Result<Sizes> {
+    // A partitioned table (pg-boss's job) holds no rows itself: its size
+    // is its leaves', each scaled as the planner scales it. An empty leaf
+    // that was never analyzed does not make the table unanalyzed.
     let stmt = Stmt {
-        sql: "SELECT c.reltuples::float8, c.relpages::float8, \
-              (pg_relation_size(c.oid) / current_setting('block_size')::int)::float8, \
-              coalesce(s.n_live_tup, 0)::float8, coalesce(s.n_mod_since_analyze, 0)::float8, \
-              coalesce(s.last_analyze, s.last_autoanalyze) IS NOT NULL \
-              FROM pg_class c LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid \
-              WHERE c.oid = to_regclass($1)"
+        sql: "WITH RECURSIVE tree(oid) AS ( \
+                SELECT to_regclass($1)::oid \
+                UNION ALL SELECT i.inhrelid FROM pg_inherits i JOIN tree t ON i.inhparent = t.oid), \
+              leaf AS ( \
+                SELECT c.reltuples::float8 AS tuples, c.relpages::float8 AS relpages, \
+                  (pg_relation_size(c.oid) / current_setting('block_size')::int)::float8 AS pages, \
+                  coalesce(s.n_live_tup, 0)::float8 AS live, \
+                  coalesce(s.n_mod_since_analyze, 0)::float8 AS changed, \
+                  coalesce(s.last_analyze, s.last_autoanalyze) IS NOT NULL AND c.reltuples >= 0 AS analyzed \
+                FROM tree JOIN pg_class c ON c.oid = tree.oid \
+                LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid \
+                WHERE c.relkind IN ('r', 'm')) \
+              SELECT sum(CASE WHEN tuples < 0 THEN live WHEN relpages > 0 THEN tuples / relpages * pages \
+                              ELSE tuples END), \
+                     bool_or(tuples >= 0), sum(live), sum(changed), \
+                     coalesce(bool_and(analyzed OR (live = 0 AND pages = 0)), false) \
+              FROM leaf"
             .into(),
         binds: vec![Bind::Text(b.table.table())],
     };
     let row = b.query(&stmt)?.into_iter().next().unwrap_or_default();
     let f = |i: usize| row.get(i).and_then(Value::as_f64).unwrap_or(0.0);
-    let (reltuples, relpages, pages) = (f(0), f(1), f(2));
-    let analyzed = row.get(5).and_then(Value::as_bool).unwrap_or(false) && reltuples >= 0.0;
-    let planner = (reltuples >= 0.0).then(|| {
-        if relpages > 0.0 {
-            reltuples / relpages * pages
-        } else {
-            reltuples
-        }
-    });
+    let any_analyzed = row.get(1).and_then(Value::as_bool).unwrap_or(false);
+    let analyzed = row.get(4).and_then(Value::as_bool).unwrap_or(false) && any_analyzed;
     Ok(Sizes {
-        planner,
-        live: f(3),
-        changed: f(4),
+        planner: any_analyzed.then(|| f(0)),
+        live: f(2),
+        changed: f(3),
         analyzed,
     })
 }
