@@ -493,3 +493,74 @@ fn pg_boss() {
     holder.batch_execute("COMMIT").unwrap();
     waiter.join().unwrap();
 }
+
+// ----- Graphile Worker -------------------------------------------------------
+
+#[test]
+fn graphile_worker() {
+    let db = pg_with("graphile-worker", &["schema.sql", "rows.sql"]);
+    db.exec(
+        "UPDATE graphile_worker._private_jobs SET run_at = now() + interval '1 hour' WHERE id = 3",
+    );
+    assert_detected(&db, "graphile-worker");
+    // No status column: states from locked_at and attempts; completed
+    // jobs were deleted (job 7), so nothing is done.
+    assert_counts(
+        &totals(&db, &[]),
+        &[
+            ("pending", 4),
+            ("ready", 1),
+            ("scheduled", 3),
+            ("running", 2),
+            ("stale", 1),
+            ("done", 0),
+            ("failed", 2),
+            ("other", 0),
+        ],
+    );
+    let listed = db.json(&["list", "--status", "failed"]);
+    assert_eq!(listed["jobs"].as_array().unwrap().len(), 2, "{listed}");
+    assert_explains_own_claim(&db, "_private_job_queues");
+    assert_refused(&db, &["complete", "5", "--worker", "w"], "Graphile Worker");
+
+    // resetLockedAt: unlocked, due no earlier than now, attempts kept;
+    // a job with its attempts used up is then permanently failed.
+    db.exec(
+        "UPDATE graphile_worker._private_jobs SET attempts = max_attempts, locked_at = now() - interval '5 hours' WHERE id = 5",
+    );
+    let reaped = db.json(&["reap"]);
+    assert_eq!(
+        (
+            reaped["requeued"].as_i64(),
+            reaped["dead_lettered"].as_i64()
+        ),
+        (Some(1), Some(1)),
+        "{reaped}"
+    );
+    let dead_pool = db.value(
+        "SELECT id FROM graphile_worker._private_jobs WHERE payload->>'to' = 'h@example.com'",
+    );
+    assert_eq!(
+        db.int(&format!(
+            "SELECT count(*) FROM graphile_worker._private_jobs WHERE id = {dead_pool} AND locked_at IS NULL \
+             AND locked_by IS NULL AND attempts = 1 AND run_at >= now() - interval '1 minute' AND is_available"
+        )),
+        1
+    );
+    assert_eq!(
+        db.int("SELECT count(*) FROM graphile_worker._private_jobs WHERE id = 5 AND locked_at IS NULL AND NOT is_available"),
+        1
+    );
+    assert_eq!(totals(&db, &[])["failed"], 3);
+
+    // retry: one more attempt, due now.
+    db.json(&["retry", "4"]);
+    assert_eq!(
+        db.int("SELECT count(*) FROM graphile_worker._private_jobs WHERE id = 4 AND max_attempts = 2 AND attempts = 1 AND is_available AND run_at <= now()"),
+        1
+    );
+    // cleanup's DELETE_PERMAFAILED_JOBS, by age.
+    db.exec("UPDATE graphile_worker._private_jobs SET updated_at = now() - interval '1 day' WHERE last_error = 'Manually marked as failed'");
+    let purged = db.json(&["purge", "--status", "failed", "--older-than", "1h", "--yes"]);
+    assert_eq!(purged["purged"], 1, "{purged}");
+}

@@ -229,8 +229,16 @@ fn sample<B: Backend + ?Sized>(
             }
         }
         ExplainTarget::Purge => {
+            // What purge deletes: finished jobs, or where a completed job is
+            // deleted at once (graphile-worker), dead letters.
+            let Some(status) = [Status::Done, Status::Failed]
+                .into_iter()
+                .find(|s| t.layout.statuses.has(*s))
+            else {
+                return Ok(lacks("done or failed state"));
+            };
             let purge = PurgeRequest {
-                status: Status::Done,
+                status,
                 cutoff: chrono::Utc::now() - chrono::Duration::days(7),
                 queue: None,
                 dry_run: false,

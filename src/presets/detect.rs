@@ -162,7 +162,9 @@ pub fn choose(cat: &mut dyn Catalog, spec: &AutoSpec, fallback: Layout) -> Resul
         ));
         return Ok(layout);
     };
-    let mut layout = found.preset.layout(cat.database())?;
+    let schema = found.table.schema.as_ref().map(|s| s.as_str().to_string());
+    let schema = schema.or_else(|| cat.current_schema());
+    let mut layout = found.preset.layout_in(cat.database(), schema.as_deref())?;
     layout.set_table(&found.table.to_string())?;
     layout.apply_overrides(&spec.overrides)?;
     if let Some(table) = &spec.table {

@@ -29,6 +29,12 @@ pub struct Preset {
     pub databases: Vec<String>,
     /// One line on what qctl does with it.
     pub about: String,
+    /// The schema the system's installer creates its tables in, where it
+    /// is not the connection's own (`pgboss`, `graphile_worker`). Every
+    /// `{schema}` in the file's SQL stands for the schema the tables are
+    /// found in, this one by default.
+    #[serde(default)]
+    pub schema: Option<String>,
     pub detect: Detect,
     /// The layout (the `[layout]` section's language). A built-in preset
     /// (`default`, `app-job-queue`) has none: its layout is in code.
@@ -76,8 +82,14 @@ macro_rules! preset_files {
     };
 }
 
-const FILES: &[(&str, &str)] =
-    &preset_files!["default", "app-job-queue", "river", "oban", "pg-boss"];
+const FILES: &[(&str, &str)] = &preset_files![
+    "default",
+    "app-job-queue",
+    "river",
+    "oban",
+    "pg-boss",
+    "graphile-worker"
+];
 
 static PRESETS: LazyLock<Vec<Preset>> = LazyLock::new(|| {
     FILES
@@ -106,11 +118,39 @@ pub fn names() -> Vec<&'static str> {
 }
 
 impl Preset {
-    /// The preset's layout for a database (`sqlite`, `postgres`, ...).
+    /// The preset's layout for a database (`sqlite`, `postgres`, ...), with
+    /// its tables in their default schema.
     pub fn layout(&self, database: &str) -> Result<Layout> {
-        let Some(overrides) = &self.layout else {
+        self.layout_in(database, self.schema.as_deref())
+    }
+
+    /// The preset's layout with the system's tables in `schema` (`None`:
+    /// the connection's search path).
+    pub fn layout_in(&self, database: &str, schema: Option<&str>) -> Result<Layout> {
+        if self.layout.is_none() {
             return Layout::preset(&self.name);
-        };
+        }
+        let (_, text) = FILES
+            .iter()
+            .find(|(name, _)| *name == self.name)
+            .expect("every preset has a file");
+        // Written unquoted into the preset's SQL: a schema name that would
+        // need quoting is refused rather than folded to another schema.
+        if let Some(s) = schema
+            && !s
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        {
+            return Err(QctlError::usage(format!(
+                "the {} tables are in schema {s:?}, whose name needs quoting: qctl's presets \
+                 support lowercase schema names; describe the table in qctl.toml instead",
+                self.system
+            )));
+        }
+        let prefix = schema.map(|s| format!("{s}.")).unwrap_or_default();
+        let preset: Preset = toml::from_str(&text.replace("{schema}.", &prefix))
+            .expect("the preset parsed at startup");
+        let overrides = preset.layout.as_ref().expect("a layout");
         if !self.databases.iter().any(|d| d == database) {
             return Err(QctlError::usage(format!(
                 "the {} preset ({}) is made for {}, not {database}",
@@ -121,13 +161,13 @@ impl Preset {
         }
         let mut layout = Layout::bare(&self.name);
         layout.apply_overrides(overrides)?;
-        if let Some(overlay) = self.dialect.get(database) {
+        if let Some(overlay) = preset.dialect.get(database) {
             layout.apply_overrides(overlay)?;
         }
         // A preset's columns are optional: an older release may lack one,
         // and the commands that need it say so.
         layout.forget_explicit();
-        layout.system_claim = self.claim.get(database).cloned();
+        layout.system_claim = preset.claim.get(database).cloned();
         layout.refusals = self
             .refuse
             .iter()
