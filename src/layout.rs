@@ -140,10 +140,11 @@ impl Concept {
 
     /// Concepts a layout may compute from a SQL expression: read, never
     /// written, sorted on or indexed by qctl.
-    pub const EXPRESSIBLE: [Concept; 4] = [
+    pub const EXPRESSIBLE: [Concept; 5] = [
         Concept::LockedUntil,
         Concept::LockedBy,
         Concept::LastError,
+        Concept::CreatedAt,
         Concept::FinishedAt,
     ];
 

@@ -564,3 +564,66 @@ fn graphile_worker() {
     let purged = db.json(&["purge", "--status", "failed", "--older-than", "1h", "--yes"]);
     assert_eq!(purged["purged"], 1, "{purged}");
 }
+
+// ----- Procrastinate ---------------------------------------------------------
+
+#[test]
+fn procrastinate() {
+    let db = pg_with("procrastinate", &["schema.sql", "rows.sql"]);
+    db.exec(
+        "UPDATE procrastinate_workers SET last_heartbeat = now() WHERE id = 1;
+         UPDATE procrastinate_jobs SET scheduled_at = now() + interval '1 hour' WHERE id = 3",
+    );
+    assert_detected(&db, "procrastinate");
+    // Job 1's NULL scheduled_at means due now; job 9's worker stopped
+    // heart-beating an hour ago, job 10's worker was pruned (NULL).
+    let total = totals(&db, &[]);
+    assert_counts(
+        &total,
+        &[
+            ("pending", 3),
+            ("ready", 1),
+            ("scheduled", 2),
+            ("running", 3),
+            ("stale", 2),
+            ("done", 1),
+            ("failed", 1),
+            ("cancelled", 2),
+            ("other", 0),
+        ],
+    );
+    assert!(
+        total["oldest_ready_age_seconds"].as_f64().unwrap() >= 5.0,
+        "a NULL due time waits since the job was deferred: {total}"
+    );
+    let running = db.json(&["show", "6"]);
+    assert_eq!(running["locked_by"], "1", "a bigint worker id");
+    assert_explains_own_claim(&db, "candidate");
+
+    // get_stalled_jobs + retry_job: todo, due now, attempts + 1.
+    let dry = db.json(&["reap", "--dry-run"]);
+    assert_eq!(dry["requeued"], 2, "{dry}");
+    let reaped = db.json(&["reap"]);
+    assert_eq!(reaped["jobs"], dry["jobs"]);
+    assert_eq!(
+        db.int("SELECT count(*) FROM procrastinate_jobs WHERE id IN (9, 10) AND status = 'todo' AND attempts = 1 AND scheduled_at <= now()"),
+        2
+    );
+    assert_eq!(
+        db.int("SELECT worker_id FROM procrastinate_jobs WHERE id = 9"),
+        2
+    );
+    // procrastinate_retry_job_v2 on a failed job.
+    db.json(&["retry", "5"]);
+    assert_eq!(
+        db.int("SELECT count(*) FROM procrastinate_jobs WHERE id = 5 AND status = 'todo' AND attempts = 2"),
+        1
+    );
+    // remove_old_jobs: by the latest event; the events go too.
+    let purged = db.json(&["purge", "--older-than", "5s", "--yes"]);
+    assert_eq!(purged["purged"], 1, "{purged}");
+    assert_eq!(
+        db.int("SELECT count(*) FROM procrastinate_events WHERE job_id = 4"),
+        0
+    );
+}

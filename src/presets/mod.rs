@@ -88,7 +88,8 @@ const FILES: &[(&str, &str)] = &preset_files![
     "river",
     "oban",
     "pg-boss",
-    "graphile-worker"
+    "graphile-worker",
+    "procrastinate",
 ];
 
 static PRESETS: LazyLock<Vec<Preset>> = LazyLock::new(|| {

@@ -1181,7 +1181,17 @@ impl<'t> QueueSql<'t> {
             Some(ready) => (
                 format!("sum(CASE WHEN {ready} THEN 1 ELSE 0 END)"),
                 self.t.q(self.oldest_concept()).map_or("NULL".into(), |c| {
-                    format!("min(CASE WHEN {ready} THEN {c} END)")
+                    // A job due from a NULL due time waits since it was made.
+                    let since = match self.t.q(Concept::CreatedAt) {
+                        Some(created)
+                            if self.t.layout.null_due_is_now
+                                && self.oldest_concept() == Concept::RunAt =>
+                        {
+                            format!("coalesce({c}, {created})")
+                        }
+                        _ => c,
+                    };
+                    format!("min(CASE WHEN {ready} THEN {since} END)")
                 }),
             ),
             None => (
