@@ -627,3 +627,50 @@ fn procrastinate() {
         0
     );
 }
+
+// ----- PgQueuer --------------------------------------------------------------
+
+#[test]
+fn pgqueuer() {
+    let db = pg_with("pgqueuer", &["schema.sql", "rows.sql"]);
+    db.exec(
+        "UPDATE pgqueuer SET execute_after = now() + interval '1 hour' WHERE id = 4;
+         UPDATE pgqueuer SET heartbeat = now() WHERE id = 8",
+    );
+    assert_detected(&db, "pgqueuer");
+    assert_counts(
+        &totals(&db, &[]),
+        &[
+            ("pending", 4),
+            ("ready", 2),
+            ("scheduled", 2),
+            ("running", 2),
+            ("stale", 1),
+            ("done", 0),
+            ("failed", 1),
+            ("other", 0),
+        ],
+    );
+    let shown = db.json(&["show", "1"]);
+    assert_eq!(shown["payload"]["to"], "a@example.com", "bytea shown as JSON: {shown}");
+    assert_eq!(
+        db.json(&["show", "9"])["locked_by"],
+        "5f0c7c1e-9d7a-4c1b-b1de-3a7c2b9e0f11",
+        "a uuid worker"
+    );
+    assert_explains_own_claim(&db, "next_stale");
+
+    let reaped = db.json(&["reap"]);
+    assert_eq!(reaped["requeued"], 1, "{reaped}");
+    assert_eq!(
+        db.int("SELECT count(*) FROM pgqueuer WHERE id = 9 AND status = 'queued' AND attempts = 0 AND queue_manager_id IS NULL AND execute_after <= now()"),
+        1
+    );
+    // pgq requeue: attempts back to 0.
+    db.exec("UPDATE pgqueuer SET attempts = 3 WHERE id = 6");
+    db.json(&["retry", "6"]);
+    assert_eq!(
+        db.int("SELECT count(*) FROM pgqueuer WHERE id = 6 AND status = 'queued' AND attempts = 0 AND execute_after <= now()"),
+        1
+    );
+}

@@ -90,6 +90,7 @@ const FILES: &[(&str, &str)] = &preset_files![
     "pg-boss",
     "graphile-worker",
     "procrastinate",
+    "pgqueuer",
 ];
 
 static PRESETS: LazyLock<Vec<Preset>> = LazyLock::new(|| {
