@@ -652,7 +652,10 @@ fn pgqueuer() {
         ],
     );
     let shown = db.json(&["show", "1"]);
-    assert_eq!(shown["payload"]["to"], "a@example.com", "bytea shown as JSON: {shown}");
+    assert_eq!(
+        shown["payload"]["to"], "a@example.com",
+        "bytea shown as JSON: {shown}"
+    );
     assert_eq!(
         db.json(&["show", "9"])["locked_by"],
         "5f0c7c1e-9d7a-4c1b-b1de-3a7c2b9e0f11",
@@ -673,4 +676,59 @@ fn pgqueuer() {
         db.int("SELECT count(*) FROM pgqueuer WHERE id = 6 AND status = 'queued' AND attempts = 0 AND execute_after <= now()"),
         1
     );
+}
+
+// ----- Que -------------------------------------------------------------------
+
+#[test]
+fn que() {
+    let db = pg_with("que", &["schema.sql", "rows.sql"]);
+    db.exec("UPDATE que_jobs SET run_at = now() + interval '1 hour' WHERE id = 3");
+    assert_detected(&db, "que");
+    // A locker works job 4: its session holds the job's advisory lock.
+    let mut locker = db.client();
+    let pid: i32 = locker
+        .query_one(
+            "SELECT pg_advisory_lock(4::bigint)::text, pg_backend_pid()",
+            &[],
+        )
+        .unwrap()
+        .get(1);
+    assert_counts(
+        &totals(&db, &[]),
+        &[
+            ("pending", 3),
+            ("ready", 1),
+            ("scheduled", 2),
+            ("running", 1),
+            ("done", 1),
+            ("failed", 1),
+            ("other", 0),
+        ],
+    );
+    assert_eq!(db.json(&["show", "4"])["locked_by"], pid.to_string());
+    assert_eq!(
+        db.json(&["stats"])["total"]["stale"],
+        Value::Null,
+        "never stale"
+    );
+    assert_explains_own_claim(&db, "job_schema_version = 2");
+    assert_refused(
+        &db,
+        &["reap"],
+        "advisory locks end with its database session",
+    );
+    // The worker's session ends: the job is ready again, unchanged.
+    drop(locker);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(totals(&db, &[])["ready"], 2);
+
+    db.json(&["retry", "6"]);
+    assert_eq!(
+        db.int("SELECT count(*) FROM que_jobs WHERE id = 6 AND expired_at IS NULL AND run_at <= now() AND error_count = 16"),
+        1
+    );
+    let purged = db.json(&["purge", "--older-than", "30s", "--yes"]);
+    assert_eq!(purged["purged"], 1, "{purged}");
+    assert_eq!(db.int("SELECT count(*) FROM que_jobs WHERE id = 5"), 0);
 }

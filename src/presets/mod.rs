@@ -91,6 +91,7 @@ const FILES: &[(&str, &str)] = &preset_files![
     "graphile-worker",
     "procrastinate",
     "pgqueuer",
+    "que",
 ];
 
 static PRESETS: LazyLock<Vec<Preset>> = LazyLock::new(|| {
