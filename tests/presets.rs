@@ -732,3 +732,102 @@ fn que() {
     assert_eq!(purged["purged"], 1, "{purged}");
     assert_eq!(db.int("SELECT count(*) FROM que_jobs WHERE id = 5"), 0);
 }
+
+// ----- Delayed::Job ----------------------------------------------------------
+
+#[test]
+fn delayed_job() {
+    let db = pg_with("delayed_job", &["schema.sql", "rows.sql"]);
+    db.exec(
+        "UPDATE delayed_jobs SET run_at = timezone('UTC', now()) + interval '1 hour' WHERE id = 3",
+    );
+    assert_detected(&db, "delayed_job");
+    assert_counts(
+        &totals(&db, &[]),
+        &[
+            ("pending", 3),
+            ("ready", 1),
+            ("scheduled", 2),
+            ("running", 2),
+            ("stale", 1),
+            ("done", 0),
+            ("failed", 1),
+        ],
+    );
+    let shown = db.json(&["show", "1"]);
+    assert!(
+        shown["payload"]
+            .as_str()
+            .unwrap()
+            .starts_with("--- !ruby/object:"),
+        "YAML shown as a JSON string: {shown}"
+    );
+    assert_explains_own_claim(&db, "locked_at < now() - interval '4 hours'");
+    // The reserve takes a lock older than max_run_time: reap frees it.
+    let reaped = db.json(&["reap"]);
+    assert_eq!(reaped["requeued"], 1, "{reaped}");
+    assert_eq!(
+        db.int("SELECT count(*) FROM delayed_jobs WHERE id = 5 AND locked_at IS NULL AND locked_by IS NULL AND attempts = 0"),
+        1
+    );
+    let failed = db.value("SELECT id FROM delayed_jobs WHERE failed_at IS NOT NULL");
+    db.json(&["retry", &failed]);
+    assert_eq!(
+        db.int(&format!(
+            "SELECT count(*) FROM delayed_jobs WHERE id = {failed} AND failed_at IS NULL AND locked_at IS NULL \
+             AND attempts = 25 AND run_at <= timezone('UTC', now())"
+        )),
+        1
+    );
+    db.exec("UPDATE delayed_jobs SET failed_at = timezone('UTC', now()) - interval '2 days' WHERE id = 2");
+    let purged = db.json(&["purge", "--status", "failed", "--older-than", "1d", "--yes"]);
+    assert_eq!(purged["purged"], 1, "{purged}");
+}
+
+// ----- GoodJob ---------------------------------------------------------------
+
+#[test]
+fn good_job() {
+    let db = pg_with("good_job", &["schema.sql", "rows.sql"]);
+    db.exec(
+        "UPDATE good_job_processes SET updated_at = timezone('UTC', now()) WHERE id = '11111111-1111-4111-8111-111111111111';
+         UPDATE good_jobs SET scheduled_at = timezone('UTC', now()) + interval '1 hour' WHERE id = '0a000000-0000-4000-8000-000000000003'",
+    );
+    assert_detected(&db, "good_job");
+    // Job 5's process died: GoodJob's next worker takes it, so it is
+    // pending (ready), not running.
+    assert_counts(
+        &totals(&db, &[]),
+        &[
+            ("pending", 4),
+            ("ready", 2),
+            ("scheduled", 2),
+            ("running", 1),
+            ("done", 1),
+            ("failed", 1),
+            ("cancelled", 1),
+            ("other", 0),
+        ],
+    );
+    // A worker in advisory-lock mode holds job 1.
+    let mut worker = db.client();
+    worker
+        .batch_execute(
+            "UPDATE good_jobs SET performed_at = timezone('UTC', now()), locked_by_id = NULL WHERE id = '0a000000-0000-4000-8000-000000000001';
+             SELECT pg_advisory_lock(('x' || substr(md5('good_jobs-0a000000-0000-4000-8000-000000000001'), 1, 16))::bit(64)::bigint)",
+        )
+        .unwrap();
+    assert_eq!(totals(&db, &[])["running"], 2);
+    drop(worker);
+    assert_explains_own_claim(&db, "pg_try_advisory_lock");
+    assert_refused(&db, &["reap"], "GoodJob needs no reaper");
+    let failed = "0a000000-0000-4000-8000-000000000007";
+    db.json(&["retry", failed]);
+    assert_eq!(
+        db.int(&format!(
+            "SELECT count(*) FROM good_jobs WHERE id = '{failed}' AND finished_at IS NULL AND performed_at IS NULL \
+             AND error_event = 3 AND scheduled_at <= timezone('UTC', now())"
+        )),
+        1
+    );
+}

@@ -92,6 +92,8 @@ const FILES: &[(&str, &str)] = &preset_files![
     "procrastinate",
     "pgqueuer",
     "que",
+    "delayed_job",
+    "good_job",
 ];
 
 static PRESETS: LazyLock<Vec<Preset>> = LazyLock::new(|| {
