@@ -218,7 +218,9 @@ pub fn retry<B: Backend + ?Sized>(
                         )));
                     }
                 }
-                if !wanted.is_empty() {
+                if let Some(steps) = sql(b).steps("retry", batch_size, wanted) {
+                    run_steps(b, &steps)?;
+                } else if !wanted.is_empty() {
                     let stmt = sql(b).retry_ids(wanted)?;
                     b.execute(&stmt)?;
                 }
@@ -233,8 +235,21 @@ pub fn retry<B: Backend + ?Sized>(
             };
             // One batch, in whatever transaction the caller holds (or
             // alone where one statement is safe alone).
+            let own_steps = b.table().layout.steps.contains_key("retry_all");
+            if own_steps && queue.is_some() {
+                return Err(QctlError::usage(format!(
+                    "the {} layout retries every queue at once: --queue does not apply",
+                    b.table().layout.preset
+                )));
+            }
+            let one_statement = one_statement && !own_steps;
             let batch = |b: &mut B| -> Result<Vec<Value>> {
-                if one_statement {
+                if let Some(steps) = sql(b).steps("retry_all", batch_size, &[]) {
+                    Ok(run_steps(b, &steps)?
+                        .into_iter()
+                        .filter_map(|r| r.into_iter().next())
+                        .collect())
+                } else if one_statement {
                     let stmt = sql(b).retry_batch(queue.as_deref(), batch_size)?;
                     Ok(b.query(&stmt)?
                         .into_iter()
@@ -305,9 +320,27 @@ pub fn reap<B: Backend + ?Sized>(
         crate::request::StaleRule::LockAge(_) => Some(Concept::LockedAt),
         crate::request::StaleRule::Layout => None,
     };
-    // Builds the statements first: a layout that cannot reap says so
-    // before anything is locked.
-    sql(b).reap_pick(request)?;
+    let own_steps = b.table().layout.steps.contains_key("reap");
+    if own_steps {
+        // The system's own rescue: its rule, over its tables.
+        if request.rule != crate::request::StaleRule::Layout {
+            return Err(QctlError::usage(format!(
+                "the {} layout reaps as {} does, by its own rule: --timeout does not apply",
+                b.table().layout.preset,
+                b.table().layout.system.as_deref().unwrap_or("the system")
+            )));
+        }
+        if request.queue.is_some() {
+            return Err(QctlError::usage(format!(
+                "the {} layout reaps every queue at once: --queue does not apply",
+                b.table().layout.preset
+            )));
+        }
+    } else {
+        // Builds the statements first: a layout that cannot reap says so
+        // before anything is locked.
+        sql(b).reap_pick(request)?;
+    }
     if let Some(concept) = stale_concept {
         b.check_times(concept, Status::Running)?;
     }
@@ -324,7 +357,7 @@ pub fn reap<B: Backend + ?Sized>(
     // otherwise its pick and its apply share a short one.
     let one_statement = {
         let d = b.table().dialect;
-        d.update_from_returning && d.lone_statement_safe
+        d.update_from_returning && d.lone_statement_safe && !own_steps
     };
     b.batch_session(true)?;
     let result = loop {
@@ -346,6 +379,20 @@ pub fn reap<B: Backend + ?Sized>(
     result.map(|()| outcome)
 }
 
+/// Runs a layout's own statements in order, in the caller's transaction;
+/// the rows of the last are the result.
+fn run_steps<B: Backend + ?Sized>(b: &mut B, steps: &[Stmt]) -> Result<Vec<crate::sql::Row>> {
+    let mut rows = Vec::new();
+    for (i, step) in steps.iter().enumerate() {
+        if i + 1 == steps.len() {
+            rows = b.query(step)?;
+        } else {
+            b.execute(step)?;
+        }
+    }
+    Ok(rows)
+}
+
 /// One reap batch inside the caller's transaction; returns how many jobs
 /// it reaped.
 fn reap_batch<B: Backend + ?Sized>(
@@ -354,7 +401,10 @@ fn reap_batch<B: Backend + ?Sized>(
     outcome: &mut ReapOutcome,
     each: &mut dyn FnMut(&ReapedJob) -> Result<()>,
 ) -> Result<usize> {
-    let rows = if b.table().dialect.update_from_returning {
+    let own = sql(b).steps("reap", request.batch_size, &[]);
+    let rows = if let Some(steps) = own {
+        run_steps(b, &steps)?
+    } else if b.table().dialect.update_from_returning {
         let stmt = sql(b).reap_batch(request)?;
         b.query(&stmt)?
     } else {

@@ -140,8 +140,9 @@ impl Concept {
 
     /// Concepts a layout may compute from a SQL expression: read, never
     /// written, sorted on or indexed by qctl.
-    pub const EXPRESSIBLE: [Concept; 5] = [
+    pub const EXPRESSIBLE: [Concept; 6] = [
         Concept::LockedUntil,
+        Concept::LockedAt,
         Concept::LockedBy,
         Concept::LastError,
         Concept::CreatedAt,
@@ -504,7 +505,21 @@ pub struct Layout {
     pub system: Option<String>,
     /// How `--layout auto` chose this layout, for `-v` and `doctor`.
     pub detected: Option<String>,
+    /// Statements that do a transition the system spreads over several
+    /// tables (Solid Queue moves a job between execution tables): `reap`,
+    /// `retry` and `retry_all`, run in order in one transaction (see
+    /// [`STEP_KINDS`]).
+    pub steps: std::collections::BTreeMap<String, Vec<String>>,
 }
+
+/// The transitions a layout may do by its own statements, and what the
+/// last statement of each returns:
+/// - `reap` (one batch; `{batch}` is the batch size): per reaped job its
+///   id, queue, whether it was dead-lettered, attempts, max attempts,
+///   worker and lock time;
+/// - `retry` (`{ids}` are the jobs asked for) and `retry_all` (one batch):
+///   the retried jobs' ids.
+pub const STEP_KINDS: [&str; 3] = ["reap", "retry", "retry_all"];
 
 /// The names of the presets, for `--help` and completions.
 pub const PRESETS: [&str; 2] = ["default", "app-job-queue"];
@@ -559,6 +574,7 @@ impl Layout {
                 refusals: Default::default(),
                 system: None,
                 detected: None,
+                steps: Default::default(),
             }),
             "app-job-queue" => Ok(Layout {
                 preset: name.into(),
@@ -602,6 +618,7 @@ impl Layout {
                 refusals: Default::default(),
                 system: None,
                 detected: None,
+                steps: Default::default(),
             }),
             other => Err(QctlError::usage(format!(
                 "unknown layout preset '{other}'; the presets are: {}",
@@ -783,6 +800,23 @@ impl Layout {
                 list.push((column, Assign::parse(value)?));
             }
         }
+        for (kind, statements) in &overrides.steps {
+            if !STEP_KINDS.contains(&kind.as_str()) {
+                return Err(QctlError::usage(format!(
+                    "unknown [layout.steps] {kind:?}; the steps are: {}",
+                    STEP_KINDS.join(", ")
+                )));
+            }
+            for statement in statements {
+                // A statement may span lines; one statement each, still.
+                let flat: String = statement
+                    .chars()
+                    .map(|c| if c.is_whitespace() { ' ' } else { c })
+                    .collect();
+                checked_sql(&flat, "step")?;
+            }
+            self.steps.insert(kind.clone(), statements.clone());
+        }
         if let Some(on_complete) = &overrides.on_complete {
             self.complete_deletes = match on_complete.as_str() {
                 "delete" => true,
@@ -915,6 +949,9 @@ pub struct LayoutOverrides {
     /// The lock age after which a running job is stale when no `--timeout`
     /// is given: `"1h"`.
     pub stale_after: Option<String>,
+    /// Transitions done by the layout's own statements (see `STEP_KINDS`).
+    #[serde(default)]
+    pub steps: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 impl LayoutOverrides {
@@ -936,6 +973,7 @@ impl LayoutOverrides {
             writes,
             expressions,
             stale_after,
+            steps,
         } = self;
         let StatusOverrides {
             pending,
@@ -970,6 +1008,7 @@ impl LayoutOverrides {
             && writes.is_empty()
             && expressions.is_empty()
             && stale_after.is_none()
+            && steps.is_empty()
     }
 }
 

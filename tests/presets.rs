@@ -831,3 +831,95 @@ fn good_job() {
         1
     );
 }
+
+// ----- Solid Queue -----------------------------------------------------------
+
+fn solid_queue(db: &dyn Fixture) {
+    assert_detected(db, "solid_queue");
+    // Job 3 is blocked by its concurrency key: pending, never ready. Job
+    // 5's process stopped heart-beating two hours ago; job 9's is gone.
+    assert_counts(
+        &totals(db, &[]),
+        &[
+            ("pending", 3),
+            ("ready", 1),
+            ("scheduled", 2),
+            ("running", 3),
+            ("stale", 2),
+            ("done", 1),
+            ("failed", 2),
+            ("other", 0),
+        ],
+    );
+    let running = db.json(&["show", "4"]);
+    assert_eq!(running["status"], "running");
+    assert_eq!(running["locked_by"], "web-1:4101");
+    assert_eq!(
+        db.json(&["show", "7"])["last_error"],
+        "Net::SMTPFatalError: 550 mailbox unavailable"
+    );
+    assert_explains_own_claim(db, "solid_queue_ready_executions");
+    assert_refused(db, &["claim", "--worker", "w"], "Solid Queue");
+    assert_eq!(
+        db.run(&["reap", "--timeout", "1m"]).code,
+        2,
+        "Solid Queue's own rule decides"
+    );
+
+    // prune_dead_processes: the dead processes' claims become failed
+    // executions (ProcessPrunedError).
+    let dry = db.json(&["reap", "--dry-run"]);
+    assert_eq!(dry["dead_lettered"], 2, "{dry}");
+    assert_eq!(
+        db.int("SELECT count(*) FROM solid_queue_claimed_executions"),
+        3,
+        "dry run"
+    );
+    let reaped = db.json(&["reap"]);
+    assert_eq!(reaped["jobs"], dry["jobs"]);
+    assert_eq!(reaped["jobs"][0]["locked_by"], "web-2:977");
+    assert_eq!(
+        db.int("SELECT count(*) FROM solid_queue_claimed_executions WHERE job_id IN (5, 9)"),
+        0
+    );
+    assert_eq!(
+        db.int("SELECT count(*) FROM solid_queue_failed_executions WHERE job_id IN (5, 9) AND error LIKE '%ProcessPrunedError%'"),
+        2
+    );
+    assert_eq!(totals(db, &[])["failed"], 4);
+
+    // FailedExecution#retry.
+    db.json(&["retry", "7"]);
+    assert_eq!(
+        db.int("SELECT count(*) FROM solid_queue_ready_executions WHERE job_id = 7"),
+        1
+    );
+    assert_eq!(
+        db.int("SELECT count(*) FROM solid_queue_failed_executions WHERE job_id = 7"),
+        0
+    );
+    assert_eq!(db.json(&["show", "7"])["status"], "pending");
+    let all = db.json(&["retry", "--all", "--batch-size", "2"]);
+    assert_eq!(all["retried"], 3, "{all}");
+    assert_eq!(
+        db.int("SELECT count(*) FROM solid_queue_failed_executions"),
+        0
+    );
+    assert_eq!(totals(db, &[])["ready"], 5);
+    // clear_finished_in_batches.
+    let purged = db.json(&["purge", "--older-than", "1s", "--yes"]);
+    assert_eq!(purged["purged"], 1, "{purged}");
+}
+
+#[test]
+fn solid_queue_on_postgres() {
+    solid_queue(&pg_with("solid_queue", &["schema.sql", "rows.sql"]));
+}
+
+#[test]
+fn solid_queue_on_sqlite() {
+    solid_queue(&sqlite_with(
+        "solid_queue",
+        &["schema_sqlite.sql", "rows_sqlite.sql"],
+    ));
+}

@@ -94,6 +94,7 @@ const FILES: &[(&str, &str)] = &preset_files![
     "que",
     "delayed_job",
     "good_job",
+    "solid_queue",
 ];
 
 static PRESETS: LazyLock<Vec<Preset>> = LazyLock::new(|| {

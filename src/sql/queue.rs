@@ -919,6 +919,42 @@ impl<'t> QueueSql<'t> {
         ))
     }
 
+    // ----- a layout's own steps ----------------------------------------
+
+    /// The layout's statements for a transition, with `{batch}` bound to
+    /// the batch size and `{ids}` to the jobs asked for.
+    pub fn steps(&self, kind: &str, batch: u64, ids: &[JobId]) -> Option<Vec<Stmt>> {
+        let templates = self.t.layout.steps.get(kind)?;
+        Some(
+            templates
+                .iter()
+                .map(|template| {
+                    let mut b = Binds::default();
+                    let mut text = String::new();
+                    let mut rest = template.as_str();
+                    while let Some(at) = rest.find('{') {
+                        text.push_str(&rest[..at]);
+                        let tail = &rest[at..];
+                        if let Some(after) = tail.strip_prefix("{batch}") {
+                            text.push_str(&b.push(batch as i64));
+                            rest = after;
+                        } else if let Some(after) = tail.strip_prefix("{ids}") {
+                            let list: Vec<String> =
+                                ids.iter().map(|id| b.push(id_bind(id))).collect();
+                            text.push_str(&list.join(", "));
+                            rest = after;
+                        } else {
+                            text.push('{');
+                            rest = &tail[1..];
+                        }
+                    }
+                    text.push_str(rest);
+                    self.stmt(&text, b)
+                })
+                .collect(),
+        )
+    }
+
     // ----- reap -------------------------------------------------------
 
     /// What reap writes, decided per row in SQL: a job with attempts left

@@ -237,8 +237,10 @@ impl SqliteBackend {
             .collect();
         let mut detected: Vec<(Concept, Option<TimeRepr>)> = Vec::new();
         for (concept, column) in &columns {
+            // The column, or the layout's expression for the concept.
+            let value = self.table.must(*concept);
             let sql = format!(
-                "SELECT c FROM (SELECT \"{column}\" AS c FROM {} LIMIT 1000) WHERE c IS NOT NULL LIMIT 1",
+                "SELECT c FROM (SELECT {value} AS c FROM {} LIMIT 1000) WHERE c IS NOT NULL LIMIT 1",
                 self.table.table()
             );
             let sample = self.query(&Stmt::plain(sql))?.into_iter().next();
