@@ -28,8 +28,9 @@ complete -c qctl -n "__fish_qctl_needs_command" -s d -l database -d 'Database UR
 complete -c qctl -n "__fish_qctl_needs_command" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_needs_command" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_needs_command" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_needs_command" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_needs_command" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+json\t''
+prometheus\t''"
 complete -c qctl -n "__fish_qctl_needs_command" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -66,8 +67,9 @@ complete -c qctl -n "__fish_qctl_using_subcommand demo" -s d -l database -d 'Dat
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand demo" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand demo" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+json\t''
+prometheus\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -83,8 +85,9 @@ complete -c qctl -n "__fish_qctl_using_subcommand init" -s d -l database -d 'Dat
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand init" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand init" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+json\t''
+prometheus\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -107,8 +110,9 @@ complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s d -l database -d '
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+json\t''
+prometheus\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -125,12 +129,14 @@ complete -c qctl -n "__fish_qctl_using_subcommand stats" -l watch -d 'Refresh ev
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l count -d 'With --watch, stop after N refreshes' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l max-ready-age -d 'Exit 1 when the oldest ready job has waited longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l max-stale -d 'Exit 1 when more than N running jobs are stale' -r
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -s o -l output -d 'Write the document to FILE instead of stdout, atomically (a temporary file in the same directory, then a rename), as node_exporter\'s textfile collector needs; with --watch, replaced at every refresh' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand stats" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+json\t''
+prometheus\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -159,8 +165,9 @@ complete -c qctl -n "__fish_qctl_using_subcommand list" -s d -l database -d 'Dat
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand list" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand list" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+json\t''
+prometheus\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -176,8 +183,9 @@ complete -c qctl -n "__fish_qctl_using_subcommand show" -s d -l database -d 'Dat
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand show" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand show" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+json\t''
+prometheus\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -196,8 +204,9 @@ complete -c qctl -n "__fish_qctl_using_subcommand claim" -s d -l database -d 'Da
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand claim" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand claim" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+json\t''
+prometheus\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -215,8 +224,9 @@ complete -c qctl -n "__fish_qctl_using_subcommand complete" -s d -l database -d 
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand complete" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand complete" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+json\t''
+prometheus\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -236,8 +246,9 @@ complete -c qctl -n "__fish_qctl_using_subcommand fail" -s d -l database -d 'Dat
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand fail" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand fail" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+json\t''
+prometheus\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -256,8 +267,9 @@ complete -c qctl -n "__fish_qctl_using_subcommand retry" -s d -l database -d 'Da
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand retry" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+json\t''
+prometheus\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -278,8 +290,9 @@ complete -c qctl -n "__fish_qctl_using_subcommand reap" -s d -l database -d 'Dat
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+json\t''
+prometheus\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -303,8 +316,9 @@ complete -c qctl -n "__fish_qctl_using_subcommand purge" -s d -l database -d 'Da
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand purge" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+json\t''
+prometheus\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -329,8 +343,9 @@ complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s d -l databas
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+json\t''
+prometheus\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -351,8 +366,9 @@ complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s d -l database -d '
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+json\t''
+prometheus\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -369,8 +385,9 @@ complete -c qctl -n "__fish_qctl_using_subcommand locks" -s d -l database -d 'Da
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand locks" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+json\t''
+prometheus\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -391,8 +408,9 @@ complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s d -l database -d 'D
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+json\t''
+prometheus\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -415,8 +433,9 @@ complete -c qctl -n "__fish_qctl_using_subcommand bench" -s d -l database -d 'Da
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand bench" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand bench" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+json\t''
+prometheus\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -432,8 +451,9 @@ complete -c qctl -n "__fish_qctl_using_subcommand completions" -s d -l database 
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand completions" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand completions" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+json\t''
+prometheus\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"

@@ -32,7 +32,7 @@ use anyhow::Result;
 use clap::Parser;
 
 use crate::backend::{Access, Backend, ConnectOptions, SqlLog};
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, Format};
 use crate::config::Config;
 use crate::error::exit;
 use crate::layout::Layout;
@@ -131,6 +131,7 @@ fn report(err: &anyhow::Error) -> u8 {
 
 fn run(cli: Cli) -> Result<u8> {
     let global = cli.global;
+    refuse_format(&cli.command, global.format)?;
     let out = Output::new(global.format, global.color, global.quiet, global.verbose);
     if let Command::Completions(args) = &cli.command {
         return commands::completions::run(&out, args);
@@ -188,6 +189,28 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Locks(args) => commands::locks::run(&ctx, &args),
         Command::Completions(_) => unreachable!("handled before connecting"),
     }
+}
+
+/// Refuses a format that only another command prints (`--format
+/// prometheus` is `stats`'s), before anything is read or connected.
+fn refuse_format(command: &Command, format: Format) -> Result<()> {
+    let Some(only) = format.only_for() else {
+        return Ok(());
+    };
+    let name = command.name();
+    if name == only {
+        return Ok(());
+    }
+    let supported: Vec<&str> = <Format as clap::ValueEnum>::value_variants()
+        .iter()
+        .filter(|f| f.only_for().is_none_or(|c| c == name))
+        .map(|f| f.name())
+        .collect();
+    Err(error::QctlError::usage(format!(
+        "--format {} is only for `qctl {only}`; `qctl {name}` prints {}",
+        format.name(),
+        supported.join(" or ")
+    )))
 }
 
 /// Spec §2: `--database`, `QCTL_DATABASE_URL`, `DATABASE_URL`, the config

@@ -242,6 +242,7 @@ impl Stats {
                 _ => None,
             },
             has_cancelled: false,
+            has_queue_column: false,
             notes: Vec::new(),
         }
     }
@@ -260,6 +261,10 @@ pub struct Stats {
     /// column only then).
     #[serde(skip)]
     pub has_cancelled: bool,
+    /// Whether the table has a queue column (metrics of an empty table
+    /// without one still have a series to show).
+    #[serde(skip)]
+    pub has_queue_column: bool,
     /// What the reader should know about these numbers (a stale estimate).
     pub notes: Vec<String>,
 }

@@ -1,10 +1,11 @@
-//! Where output goes and how it looks: data to stdout as a table or one
-//! JSON document; notes, progress and errors to stderr. Colour is decided
-//! once per stream.
+//! Where output goes and how it looks: data to stdout as a table, one
+//! JSON document or Prometheus text (or atomically to a file); notes,
+//! progress and errors to stderr. Colour is decided once per stream.
 
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use owo_colors::Style;
 use serde::Serialize;
@@ -39,9 +40,15 @@ impl Styles {
     }
 }
 
-/// A value a command returns, printable as a table or as JSON.
+/// A value a command returns, printable as a table or as JSON, and in
+/// the formats only some commands have.
 pub trait Render: Serialize {
     fn render_table(&self, styles: &Styles) -> String;
+
+    /// Prometheus text; `None` for values that are not metrics.
+    fn render_prometheus(&self) -> Option<String> {
+        None
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -82,13 +89,31 @@ impl Output {
 
     /// Prints a command's result in the chosen format.
     pub fn emit<T: Render>(&self, value: &T) -> Result<()> {
-        match self.format {
-            Format::Json => self.json(value),
-            Format::Table => {
-                let text = value.render_table(&self.stdout);
-                self.print(&terminal_safe(&text, self.stdout.enabled))
-            }
+        self.write_stdout(&self.document(value, &self.stdout)?)
+    }
+
+    /// Writes a command's result in the chosen format to a file instead
+    /// of stdout (never coloured), replacing it atomically.
+    pub fn emit_to_file<T: Render>(&self, value: &T, path: &Path) -> Result<()> {
+        write_atomically(path, &self.document(value, &Styles::default())?)
+    }
+
+    /// A command's result as the text of the chosen format, ending in a
+    /// newline unless empty.
+    fn document<T: Render>(&self, value: &T, styles: &Styles) -> Result<String> {
+        let mut text = match self.format {
+            Format::Json => serde_json::to_string_pretty(value)?,
+            Format::Table => terminal_safe(&value.render_table(styles), styles.enabled),
+            // Refused before connecting for every command without it
+            // (`refuse_format` in lib.rs); this is the net under that.
+            Format::Prometheus => value.render_prometheus().ok_or_else(|| {
+                crate::error::QctlError::usage("this command has no --format prometheus")
+            })?,
+        };
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
         }
+        Ok(text)
     }
 
     pub fn json<T: Serialize + ?Sized>(&self, value: &T) -> Result<()> {
@@ -162,6 +187,45 @@ impl Output {
         }
         bar.with_message(message)
     }
+}
+
+/// Writes a file the way node_exporter's textfile collector (or any
+/// reader that polls) needs it: into a temporary file in the same
+/// directory, synced, then renamed over the old one, so a reader sees the
+/// old file or the new one and never half of one.
+pub fn write_atomically(path: &Path, text: &str) -> Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .with_context(|| format!("{} names no file", path.display()))?;
+    // Hidden, and not ending in `.prom`: the collector reads only
+    // `*.prom` files, so it never picks up the temporary one.
+    let temporary = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    // Ctrl-C waits for the rename instead of leaving the temporary file.
+    let _finish = crate::interrupt::cleanup_section();
+    let written = (|| {
+        let mut file = std::fs::File::create(&temporary)?;
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written.with_context(|| format!("cannot write {}", path.display()))?;
+    // The rename is durable once the directory is synced; a failure here
+    // loses nothing a reader can see, so it is not an error.
+    if let Ok(dir) = std::fs::File::open(dir) {
+        let _ = dir.sync_all();
+    }
+    Ok(())
 }
 
 /// Text from a database or a user, safe for a terminal: every control

@@ -1,5 +1,8 @@
 //! The table (human) view of every command result. JSON comes straight
-//! from the models' `Serialize`.
+//! from the models' `Serialize`; the formats only some commands have live
+//! in the modules below.
+
+pub mod prometheus;
 
 use std::fmt::Write as _;
 
@@ -156,6 +159,10 @@ impl Render for Stats {
             .style(styles.dim)
         );
         out
+    }
+
+    fn render_prometheus(&self) -> Option<String> {
+        Some(prometheus::stats(self))
     }
 }
 
