@@ -164,7 +164,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -238,7 +238,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -304,7 +304,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -374,7 +374,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -444,7 +444,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -502,7 +502,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -568,7 +568,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -646,7 +646,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -728,7 +728,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -802,7 +802,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -880,7 +880,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -1218,7 +1218,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -1292,7 +1292,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -1354,7 +1354,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -1428,7 +1428,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -1502,7 +1502,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -1568,7 +1568,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -1626,7 +1626,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -1712,7 +1712,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)

@@ -28,9 +28,10 @@ complete -c qctl -n "__fish_qctl_needs_command" -s d -l database -d 'Database UR
 complete -c qctl -n "__fish_qctl_needs_command" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_needs_command" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_needs_command" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_needs_command" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+complete -c qctl -n "__fish_qctl_needs_command" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
-prometheus\t''"
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_needs_command" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -67,9 +68,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand demo" -s d -l database -d 'Dat
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand demo" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+complete -c qctl -n "__fish_qctl_using_subcommand demo" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
-prometheus\t''"
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -85,9 +87,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand init" -s d -l database -d 'Dat
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand init" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+complete -c qctl -n "__fish_qctl_using_subcommand init" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
-prometheus\t''"
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -110,9 +113,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s d -l database -d '
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
-prometheus\t''"
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -134,9 +138,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand stats" -s d -l database -d 'Da
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand stats" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
-prometheus\t''"
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -165,9 +170,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand list" -s d -l database -d 'Dat
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand list" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+complete -c qctl -n "__fish_qctl_using_subcommand list" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
-prometheus\t''"
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -183,9 +189,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand show" -s d -l database -d 'Dat
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand show" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+complete -c qctl -n "__fish_qctl_using_subcommand show" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
-prometheus\t''"
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -204,9 +211,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand claim" -s d -l database -d 'Da
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand claim" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+complete -c qctl -n "__fish_qctl_using_subcommand claim" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
-prometheus\t''"
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -224,9 +232,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand complete" -s d -l database -d 
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand complete" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+complete -c qctl -n "__fish_qctl_using_subcommand complete" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
-prometheus\t''"
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -246,9 +255,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand fail" -s d -l database -d 'Dat
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand fail" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+complete -c qctl -n "__fish_qctl_using_subcommand fail" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
-prometheus\t''"
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -267,9 +277,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand retry" -s d -l database -d 'Da
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand retry" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
-prometheus\t''"
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -290,9 +301,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand reap" -s d -l database -d 'Dat
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
-prometheus\t''"
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -316,9 +328,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand purge" -s d -l database -d 'Da
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand purge" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
-prometheus\t''"
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -343,9 +356,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s d -l databas
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
-prometheus\t''"
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -366,9 +380,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s d -l database -d '
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
-prometheus\t''"
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -385,9 +400,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand locks" -s d -l database -d 'Da
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand locks" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
-prometheus\t''"
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -408,9 +424,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s d -l database -d 'D
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
-prometheus\t''"
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -433,9 +450,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand bench" -s d -l database -d 'Da
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand bench" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+complete -c qctl -n "__fish_qctl_using_subcommand bench" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
-prometheus\t''"
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -451,9 +469,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand completions" -s d -l database 
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand completions" -l format -d 'Output format (prometheus: stats only)' -r -f -a "table\t''
+complete -c qctl -n "__fish_qctl_using_subcommand completions" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
-prometheus\t''"
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"

@@ -62,7 +62,7 @@ pub struct GlobalOpts {
     #[arg(long, global = true, value_name = "TABLE")]
     pub table: Option<String>,
 
-    /// Output format (prometheus: stats only)
+    /// Output format (prometheus: stats only; junit: doctor only)
     #[arg(long, global = true, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 
@@ -107,6 +107,8 @@ pub enum Format {
     Json,
     // Prometheus/OpenMetrics text, for node_exporter's textfile collector.
     Prometheus,
+    // A JUnit XML report, one testcase per check, for CI test reports.
+    Junit,
 }
 
 impl Format {
@@ -116,6 +118,7 @@ impl Format {
             Format::Table => "table",
             Format::Json => "json",
             Format::Prometheus => "prometheus",
+            Format::Junit => "junit",
         }
     }
 
@@ -125,6 +128,7 @@ impl Format {
         match self {
             Format::Table | Format::Json => None,
             Format::Prometheus => Some("stats"),
+            Format::Junit => Some("doctor"),
         }
     }
 }

@@ -206,10 +206,13 @@ fn refuse_format(command: &Command, format: Format) -> Result<()> {
         .filter(|f| f.only_for().is_none_or(|c| c == name))
         .map(|f| f.name())
         .collect();
+    let (last, rest) = supported
+        .split_last()
+        .expect("table and json are everyone's");
     Err(error::QctlError::usage(format!(
-        "--format {} is only for `qctl {only}`; `qctl {name}` prints {}",
+        "--format {} is only for `qctl {only}`; `qctl {name}` prints {} or {last}",
         format.name(),
-        supported.join(" or ")
+        rest.join(", ")
     )))
 }
 

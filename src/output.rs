@@ -49,6 +49,11 @@ pub trait Render: Serialize {
     fn render_prometheus(&self) -> Option<String> {
         None
     }
+
+    /// A JUnit XML report; `None` for values that are not checks.
+    fn render_junit(&self) -> Option<String> {
+        None
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -108,6 +113,9 @@ impl Output {
             // (`refuse_format` in lib.rs); this is the net under that.
             Format::Prometheus => value.render_prometheus().ok_or_else(|| {
                 crate::error::QctlError::usage("this command has no --format prometheus")
+            })?,
+            Format::Junit => value.render_junit().ok_or_else(|| {
+                crate::error::QctlError::usage("this command has no --format junit")
             })?,
         };
         if !text.is_empty() && !text.ends_with('\n') {

@@ -2,6 +2,7 @@
 //! from the models' `Serialize`; the formats only some commands have live
 //! in the modules below.
 
+pub mod junit;
 pub mod prometheus;
 
 use std::fmt::Write as _;
@@ -837,5 +838,9 @@ impl Render for DoctorReport {
             self.table, self.backend, self.layout
         );
         out
+    }
+
+    fn render_junit(&self) -> Option<String> {
+        Some(junit::doctor(self))
     }
 }

@@ -275,7 +275,7 @@ fn a_format_only_another_command_prints_is_refused_before_connecting() {
             .assert_error("--format prometheus is only for `qctl stats`");
     }
     s.run(&["doctor", "--format", "prometheus"])
-        .assert_error("`qctl doctor` prints table or json");
+        .assert_error("`qctl doctor` prints table, json or junit");
     assert!(!s.db().exists(), "a refused command created the database");
 }
 

@@ -50,8 +50,9 @@ pub fn run(ctx: &Ctx, args: &StatsArgs) -> Result<u8> {
             match ctx.out.format {
                 // One document a line, so a reader can take them as they come.
                 Format::Json => ctx.out.print(&serde_json::to_string(&stats)?)?,
-                // Refused above without --output.
-                Format::Prometheus => ctx.out.emit(&stats)?,
+                // Prometheus is refused above without --output, JUnit
+                // before connecting: emit says so if one gets here.
+                Format::Prometheus | Format::Junit => ctx.out.emit(&stats)?,
                 Format::Table => {
                     if ctx.out.stdout_is_terminal {
                         ctx.out.print("\x1b[2J\x1b[H")?;
