@@ -54,6 +54,11 @@ pub trait Render: Serialize {
     fn render_junit(&self) -> Option<String> {
         None
     }
+
+    /// The problems to show as GitHub Actions annotations.
+    fn annotations(&self) -> Vec<crate::render::github::Annotation> {
+        Vec::new()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -66,6 +71,9 @@ pub struct Output {
     pub stdout_is_terminal: bool,
     pub stderr_is_terminal: bool,
     pub stdin_is_terminal: bool,
+    /// Running in GitHub Actions (`GITHUB_ACTIONS=true`): problems are
+    /// also printed as workflow commands on stderr.
+    pub github_actions: bool,
 }
 
 impl Output {
@@ -89,12 +97,22 @@ impl Output {
             stdout_is_terminal,
             stderr_is_terminal,
             stdin_is_terminal: std::io::stdin().is_terminal(),
+            github_actions: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
         }
     }
 
-    /// Prints a command's result in the chosen format.
+    /// Prints a command's result in the chosen format, and in GitHub
+    /// Actions its problems as annotations on stderr.
     pub fn emit<T: Render>(&self, value: &T) -> Result<()> {
-        self.write_stdout(&self.document(value, &self.stdout)?)
+        self.write_stdout(&self.document(value, &self.stdout)?)?;
+        if self.github_actions {
+            for annotation in value.annotations() {
+                // Escaped for GitHub first (no line break is left), then
+                // for the terminal, like every other line on stderr.
+                eprintln!("{}", sanitize(&annotation.command()));
+            }
+        }
+        Ok(())
     }
 
     /// Writes a command's result in the chosen format to a file instead

@@ -2,6 +2,7 @@
 //! from the models' `Serialize`; the formats only some commands have live
 //! in the modules below.
 
+pub mod github;
 pub mod junit;
 pub mod prometheus;
 
@@ -516,6 +517,10 @@ impl Render for ExplainReport {
         let _ = writeln!(out, "{verdict}");
         out
     }
+
+    fn annotations(&self) -> Vec<github::Annotation> {
+        github::explain(self)
+    }
 }
 
 /// The result of `init`.
@@ -842,5 +847,9 @@ impl Render for DoctorReport {
 
     fn render_junit(&self) -> Option<String> {
         Some(junit::doctor(self))
+    }
+
+    fn annotations(&self) -> Vec<github::Annotation> {
+        github::doctor(self)
     }
 }

@@ -1,5 +1,6 @@
 //! What CI systems read: `doctor --format junit`, parsed with a real XML
-//! parser (roxmltree) and compared check by check with the JSON report.
+//! parser (roxmltree) and compared check by check with the JSON report;
+//! the annotations `doctor` and `explain-claim` print in GitHub Actions.
 
 mod common;
 
@@ -154,4 +155,118 @@ fn junit_is_only_for_doctor() {
     s.run(&["explain-claim", "--format", "junit"])
         .assert_error("`qctl explain-claim` prints table or json");
     assert!(!s.db().exists());
+}
+
+/// Runs qctl against the sandbox database as GitHub's runners do.
+fn in_github_actions(s: &Sandbox, args: &[&str]) -> Run {
+    Run::from(
+        s.cmd()
+            .env("GITHUB_ACTIONS", "true")
+            .args(["-d", &s.url()])
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}
+
+/// The workflow command lines on stderr.
+fn annotations(run: &Run) -> Vec<&str> {
+    run.stderr.lines().filter(|l| l.starts_with("::")).collect()
+}
+
+#[test]
+fn doctor_annotates_failures_and_warnings_in_github_actions() {
+    let s = Sandbox::new();
+    s.init();
+    s.enqueue(2, "default");
+    s.run(&["claim", "--worker", "w1"]).assert_ok();
+    s.exec("UPDATE jobs SET locked_until = unixepoch() - 5 WHERE status = 'running'");
+    // Nothing ready, so no age grows between the runs compared.
+    s.exec("UPDATE jobs SET run_at = unixepoch() + 3600 WHERE status = 'pending'");
+    // A status with a per cent sign, which GitHub reads as an escape.
+    s.exec(
+        "PRAGMA ignore_check_constraints = ON;
+         INSERT INTO jobs (queue, status, payload) VALUES ('default', '50%', '{}')",
+    );
+    let plain = s.run(&["--format", "json", "doctor"]);
+    assert_eq!(plain.code, 1);
+    assert!(annotations(&plain).is_empty(), "{}", plain.stderr);
+
+    let run = in_github_actions(&s, &["--format", "json", "doctor"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, plain.stdout, "stdout is the same document");
+    let report = run.json();
+    let lines = annotations(&run);
+    let problems: Vec<&Value> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] != "ok")
+        .collect();
+    assert_eq!(lines.len(), problems.len(), "{}", run.stderr);
+    for (line, check) in lines.iter().zip(&problems) {
+        let level = if check["status"] == "failed" {
+            "error"
+        } else {
+            "warning"
+        };
+        let title = format!(
+            "::{level} title=qctl doctor%3A {}::",
+            check["name"].as_str().unwrap()
+        );
+        assert!(line.starts_with(&title), "{line}");
+    }
+    assert!(
+        lines.contains(&"::error title=qctl doctor%3A stale jobs::1 running jobs are stale (more than 0): their workers died — run qctl reap"),
+        "{lines:?}"
+    );
+    let unknown = lines.iter().find(|l| l.contains("unknown status")).unwrap();
+    assert!(unknown.contains("\"50%25\" (1)"), "{unknown}");
+
+    // Under --strict a warning fails the gate: it is an error.
+    let strict = in_github_actions(&s, &["doctor", "--strict"]);
+    assert!(
+        annotations(&strict)
+            .iter()
+            .all(|l| l.starts_with("::error ")),
+        "{}",
+        strict.stderr
+    );
+    // Only "true" turns them on.
+    let other = Run::from(
+        s.cmd()
+            .env("GITHUB_ACTIONS", "false")
+            .args(["-d", &s.url(), "doctor"])
+            .output()
+            .unwrap(),
+    );
+    assert!(annotations(&other).is_empty());
+}
+
+#[test]
+fn explain_claim_annotates_each_finding_in_github_actions() {
+    let s = Sandbox::new();
+    s.init();
+    s.enqueue(3, "default");
+    let healthy = in_github_actions(&s, &["explain-claim"]);
+    healthy.assert_ok();
+    assert!(
+        annotations(&healthy)
+            .iter()
+            .all(|l| l.starts_with("::warning ")),
+        "{}",
+        healthy.stderr
+    );
+    s.exec("DROP INDEX jobs_claim_idx; DROP INDEX jobs_status_idx;");
+    let run = in_github_actions(&s, &["--format", "json", "explain-claim"]);
+    assert_eq!(run.code, 1);
+    let report = run.json();
+    let findings = report["checks"][0]["findings"].as_array().unwrap();
+    let lines = annotations(&run);
+    assert_eq!(lines.len(), findings.len(), "{}", run.stderr);
+    let scan = lines
+        .iter()
+        .find(|l| l.starts_with("::error title=qctl explain-claim%3A claim query::full_scan: "))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(scan.contains("fix (qctl explain-claim --apply creates it): CREATE INDEX"));
 }
