@@ -138,7 +138,7 @@ Register-ArgumentCompleter -Native -CommandName 'qctl' -ScriptBlock {
         }
         'qctl;stats' {
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Judge running jobs stale by lock age instead of by lease deadline')
-            [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'Refresh every INTERVAL until interrupted (JSON: one document a line)')
+            [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'Refresh every INTERVAL until interrupted: on a terminal a live view with the jobs finished per second and the backlog''s change per interval; piped, one line per refresh (JSON: one document a line)')
             [CompletionResult]::new('--count', '--count', [CompletionResultType]::ParameterName, 'With --watch, stop after N refreshes')
             [CompletionResult]::new('--max-ready-age', '--max-ready-age', [CompletionResultType]::ParameterName, 'Exit 1 when the oldest ready job has waited longer than this')
             [CompletionResult]::new('--max-stale', '--max-stale', [CompletionResultType]::ParameterName, 'Exit 1 when more than N running jobs are stale')

@@ -131,7 +131,7 @@ set edit:completion:arg-completer[qctl] = {|@words|
         }
         &'qctl;stats'= {
             cand --timeout 'Judge running jobs stale by lock age instead of by lease deadline'
-            cand --watch 'Refresh every INTERVAL until interrupted (JSON: one document a line)'
+            cand --watch 'Refresh every INTERVAL until interrupted: on a terminal a live view with the jobs finished per second and the backlog''s change per interval; piped, one line per refresh (JSON: one document a line)'
             cand --count 'With --watch, stop after N refreshes'
             cand --max-ready-age 'Exit 1 when the oldest ready job has waited longer than this'
             cand --max-stale 'Exit 1 when more than N running jobs are stale'

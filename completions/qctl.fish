@@ -129,7 +129,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s v -l verbose -d 'P
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l timeout -d 'Judge running jobs stale by lock age instead of by lease deadline' -r
-complete -c qctl -n "__fish_qctl_using_subcommand stats" -l watch -d 'Refresh every INTERVAL until interrupted (JSON: one document a line)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -l watch -d 'Refresh every INTERVAL until interrupted: on a terminal a live view with the jobs finished per second and the backlog\'s change per interval; piped, one line per refresh (JSON: one document a line)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l count -d 'With --watch, stop after N refreshes' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l max-ready-age -d 'Exit 1 when the oldest ready job has waited longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l max-stale -d 'Exit 1 when more than N running jobs are stale' -r

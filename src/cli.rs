@@ -341,7 +341,9 @@ pub struct StatsArgs {
     #[arg(long, value_parser = parse_positive_duration, value_name = "DURATION")]
     pub timeout: Option<Duration>,
 
-    /// Refresh every INTERVAL until interrupted (JSON: one document a line)
+    /// Refresh every INTERVAL until interrupted: on a terminal a live view with the jobs
+    /// finished per second and the backlog's change per interval; piped, one line per refresh
+    /// (JSON: one document a line)
     #[arg(long, value_parser = parse_duration, value_name = "INTERVAL")]
     pub watch: Option<Duration>,
 

@@ -164,6 +164,23 @@ impl Output {
         Ok(())
     }
 
+    /// Whether stdout is a terminal that can redraw a live view in place
+    /// (not one whose `TERM` is `dumb`).
+    pub fn stdout_redraws(&self) -> bool {
+        self.stdout_is_terminal && std::env::var("TERM").map_or(true, |t| t != "dumb")
+    }
+
+    /// Enters the alternate screen for a live view on stdout (a terminal).
+    pub fn live_screen(&self) -> Result<LiveScreen> {
+        LiveScreen::enter()
+    }
+
+    /// Draws a command's result (as a table) over the previous frame.
+    pub fn draw<T: Render>(&self, screen: &mut LiveScreen, value: &T) -> Result<()> {
+        let text = self.document(value, &self.stdout)?;
+        screen.draw(&text)
+    }
+
     /// A note for the human at the terminal, on stderr; silent with -q.
     pub fn note(&self, text: &str) {
         if !self.quiet {
@@ -212,6 +229,76 @@ impl Output {
             bar.set_draw_target(ProgressDrawTarget::stderr());
         }
         bar.with_message(message)
+    }
+}
+
+/// A live view (`stats --watch` on a terminal) on the alternate screen,
+/// so it redraws in place and leaves the user's scrollback as it was.
+/// Each frame is written line by line at fixed rows, each row cleared
+/// first, then the screen below it cleared; line wrapping is off and
+/// frames are cut to the window's height, so nothing ever scrolls.
+///
+/// Dropping it leaves the alternate screen and shows the cursor again.
+/// The owner must drop it on every way out, Ctrl-C included: the Ctrl-C
+/// handler exits the process without unwinding, so a live view holds
+/// `interrupt::cleanup_section` for as long as it runs and stops at the
+/// interrupt itself.
+pub struct LiveScreen {
+    _private: (),
+}
+
+/// Alternate screen on, cursor hidden, line wrapping off.
+const ENTER_LIVE: &str = "\x1b[?1049h\x1b[?25l\x1b[?7l";
+/// Their opposites, in the reverse order.
+const LEAVE_LIVE: &str = "\x1b[?7h\x1b[?25h\x1b[?1049l";
+
+impl LiveScreen {
+    fn enter() -> Result<LiveScreen> {
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(ENTER_LIVE.as_bytes())?;
+        stdout.flush()?;
+        Ok(LiveScreen { _private: () })
+    }
+
+    fn draw(&mut self, text: &str) -> Result<()> {
+        let rows = terminal_size::terminal_size().map(|(_, h)| usize::from(h.0));
+        let lines: Vec<&str> = text.lines().collect();
+        let shown = match rows {
+            Some(rows) if lines.len() > rows => &lines[..rows.saturating_sub(1)],
+            _ => &lines[..],
+        };
+        let more = format!(
+            "… {} more lines: enlarge the window",
+            lines.len() - shown.len()
+        );
+        let shown = shown
+            .iter()
+            .copied()
+            .chain((shown.len() < lines.len()).then_some(more.as_str()));
+        // Each line is cleared before it is written, at its own row: with
+        // wrapping off, clearing after a full-width line would take its
+        // last character. Then everything below the frame is cleared.
+        let mut frame = String::new();
+        let mut row = 1;
+        for line in shown {
+            frame.push_str(&format!("\x1b[{row};1H\x1b[2K{line}"));
+            row += 1;
+        }
+        if rows.is_none_or(|rows| row <= rows) {
+            frame.push_str(&format!("\x1b[{row};1H\x1b[J"));
+        }
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(frame.as_bytes())?;
+        stdout.flush()?;
+        Ok(())
+    }
+}
+
+impl Drop for LiveScreen {
+    fn drop(&mut self) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(LEAVE_LIVE.as_bytes());
+        let _ = stdout.flush();
     }
 }
 
