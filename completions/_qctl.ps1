@@ -58,6 +58,7 @@ Register-ArgumentCompleter -Native -CommandName 'qctl' -ScriptBlock {
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking')
             [CompletionResult]::new('bench', 'bench', [CompletionResultType]::ParameterValue, 'Claim throughput and latency with concurrent workers, on a scratch table')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print a man page (roff): qctl''s, or a command''s (`qctl man stats | man -l -`)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -527,6 +528,28 @@ Register-ArgumentCompleter -Native -CommandName 'qctl' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'qctl;man' {
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--database', '--database', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Config file [default: qctl.toml in the current directory, if present]')
+            [CompletionResult]::new('--layout', '--layout', [CompletionResultType]::ParameterName, 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]')
+            [CompletionResult]::new('--table', '--table', [CompletionResultType]::ParameterName, 'Queue table name, overriding the layout''s (schema.table allowed)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format (prometheus: stats only; junit: doctor only)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)')
+            [CompletionResult]::new('--busy-timeout', '--busy-timeout', [CompletionResultType]::ParameterName, 'How long to wait for a lock before giving up (SQLite''s write lock; PostgreSQL''s lock_timeout)')
+            [CompletionResult]::new('--statement-timeout', '--statement-timeout', [CompletionResultType]::ParameterName, 'PostgreSQL: cancel any statement that runs longer than this')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)')
+            [CompletionResult]::new('--index-timeout', '--index-timeout', [CompletionResultType]::ParameterName, 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only data and errors: no progress bars, notes or hints')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print each SQL statement and its time to stderr')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'qctl;help' {
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Build a realistic sample queue in a new SQLite file and walk through what an operator does')
             [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Create the queue table and the indexes its hot queries need (idempotent)')
@@ -546,6 +569,7 @@ Register-ArgumentCompleter -Native -CommandName 'qctl' -ScriptBlock {
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking')
             [CompletionResult]::new('bench', 'bench', [CompletionResultType]::ParameterValue, 'Claim throughput and latency with concurrent workers, on a scratch table')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print a man page (roff): qctl''s, or a command''s (`qctl man stats | man -l -`)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -601,6 +625,9 @@ Register-ArgumentCompleter -Native -CommandName 'qctl' -ScriptBlock {
             break
         }
         'qctl;help;completions' {
+            break
+        }
+        'qctl;help;man' {
             break
         }
         'qctl;help;help' {

@@ -55,6 +55,7 @@ set edit:completion:arg-completer[qctl] = {|@words|
             cand doctor 'Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking'
             cand bench 'Claim throughput and latency with concurrent workers, on a scratch table'
             cand completions 'Print a shell completion script'
+            cand man 'Print a man page (roff): qctl''s, or a command''s (`qctl man stats | man -l -`)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'qctl;demo'= {
@@ -505,6 +506,27 @@ set edit:completion:arg-completer[qctl] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'qctl;man'= {
+            cand -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
+            cand --database 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
+            cand --config 'Config file [default: qctl.toml in the current directory, if present]'
+            cand --layout 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]'
+            cand --table 'Queue table name, overriding the layout''s (schema.table allowed)'
+            cand --format 'Output format (prometheus: stats only; junit: doctor only)'
+            cand --color 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)'
+            cand --busy-timeout 'How long to wait for a lock before giving up (SQLite''s write lock; PostgreSQL''s lock_timeout)'
+            cand --statement-timeout 'PostgreSQL: cancel any statement that runs longer than this'
+            cand --connect-timeout 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)'
+            cand --index-timeout 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout'
+            cand -q 'Print only data and errors: no progress bars, notes or hints'
+            cand --quiet 'Print only data and errors: no progress bars, notes or hints'
+            cand -v 'Print each SQL statement and its time to stderr'
+            cand --verbose 'Print each SQL statement and its time to stderr'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'qctl;help'= {
             cand demo 'Build a realistic sample queue in a new SQLite file and walk through what an operator does'
             cand init 'Create the queue table and the indexes its hot queries need (idempotent)'
@@ -524,6 +546,7 @@ set edit:completion:arg-completer[qctl] = {|@words|
             cand doctor 'Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking'
             cand bench 'Claim throughput and latency with concurrent workers, on a scratch table'
             cand completions 'Print a shell completion script'
+            cand man 'Print a man page (roff): qctl''s, or a command''s (`qctl man stats | man -l -`)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'qctl;help;demo'= {
@@ -561,6 +584,8 @@ set edit:completion:arg-completer[qctl] = {|@words|
         &'qctl;help;bench'= {
         }
         &'qctl;help;completions'= {
+        }
+        &'qctl;help;man'= {
         }
         &'qctl;help;help'= {
         }

@@ -179,6 +179,8 @@ pub enum Command {
     Bench(BenchArgs),
     /// Print a shell completion script
     Completions(CompletionsArgs),
+    /// Print a man page (roff): qctl's, or a command's (`qctl man stats | man -l -`)
+    Man(ManArgs),
 }
 
 impl Command {
@@ -203,6 +205,7 @@ impl Command {
             Command::Doctor(_) => "doctor",
             Command::Bench(_) => "bench",
             Command::Completions(_) => "completions",
+            Command::Man(_) => "man",
         }
     }
 }
@@ -583,6 +586,13 @@ pub enum ExplainQuery {
     Reap,
     Purge,
     All,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print (stats, doctor, ...) [default: qctl's own page]
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -133,8 +133,10 @@ fn run(cli: Cli) -> Result<u8> {
     let global = cli.global;
     refuse_format(&cli.command, global.format)?;
     let out = Output::new(global.format, global.color, global.quiet, global.verbose);
-    if let Command::Completions(args) = &cli.command {
-        return commands::completions::run(&out, args);
+    match &cli.command {
+        Command::Completions(args) => return commands::completions::run(&out, args),
+        Command::Man(args) => return commands::man::run(&out, args),
+        _ => {}
     }
     let config = Config::load(global.config.as_deref())?;
     let url = resolve_url(global.database.as_deref(), config.database.as_deref());
@@ -187,7 +189,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Doctor(args) => commands::doctor::run(&ctx, &args),
         Command::Blocked(args) => commands::blocked::run(&ctx, &args),
         Command::Locks(args) => commands::locks::run(&ctx, &args),
-        Command::Completions(_) => unreachable!("handled before connecting"),
+        Command::Completions(_) | Command::Man(_) => unreachable!("handled before connecting"),
     }
 }
 
