@@ -270,3 +270,49 @@ fn explain_claim_annotates_each_finding_in_github_actions() {
         .unwrap_or_else(|| panic!("{lines:?}"));
     assert!(scan.contains("fix (qctl explain-claim --apply creates it): CREATE INDEX"));
 }
+
+#[test]
+fn postgres_doctor_junit_and_annotations() {
+    let db = common::pg::PgDb::new();
+    db.run(&["init"]).assert_ok();
+    db.exec(
+        "INSERT INTO jobs (queue, status, payload, attempts, locked_by, locked_at, locked_until)
+         VALUES ('default', 'running', '{}', 1, 'w1', now() - interval '1 hour', now() - interval '5 minutes');
+         INSERT INTO jobs (queue, status, payload) VALUES ('default', 'failed', '{}');",
+    );
+    let json = db.run(&["--format", "json", "doctor"]);
+    assert_eq!(json.code, 1, "{}", json.stderr);
+    let report = json.json();
+    let junit = db.run(&["--format", "junit", "doctor"]);
+    assert_eq!(junit.code, 1, "{}", junit.stderr);
+    assert_junit_matches(&junit.stdout, &report, false);
+    let names: Vec<&str> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"advisory locks"), "{names:?}");
+
+    let annotated = Run::from(
+        db.cmd()
+            .env("GITHUB_ACTIONS", "true")
+            .args(["-d", &db.url, "doctor"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(annotated.code, 1);
+    let lines = annotations(&annotated);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("::error title=qctl doctor%3A stale jobs::")),
+        "{lines:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("::warning title=qctl doctor%3A dead letters::")),
+        "{lines:?}"
+    );
+}
