@@ -33,7 +33,7 @@ fn json_lines_carry_the_rates_of_each_interval() {
     let mut child = s
         .cmd()
         .args(["-d", &s.url(), "--format", "json", "stats"])
-        .args(["--watch", "1s", "--count", "2"])
+        .args(["--watch", "2s", "--count", "2"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -42,18 +42,20 @@ fn json_lines_carry_the_rates_of_each_interval() {
     let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
     assert_eq!(first["trend"], Value::Null, "nothing to compare with yet");
     assert_eq!(first["total"]["ready"], 25, "the stats document, unchanged");
-    // Between the two refreshes: ten default jobs finish, two fail, and
-    // three more arrive in emails.
+    // Between the two refreshes (one transaction, well inside the interval):
+    // ten default jobs finish, two fail, and three more arrive in emails.
     s.exec(
-        "UPDATE jobs SET status = 'done' WHERE id IN (SELECT id FROM jobs WHERE queue = 'default' LIMIT 10);
-         UPDATE jobs SET status = 'failed' WHERE id IN (SELECT id FROM jobs WHERE queue = 'default' AND status = 'pending' LIMIT 2);",
+        "BEGIN;
+         UPDATE jobs SET status = 'done' WHERE id IN (SELECT id FROM jobs WHERE queue = 'default' LIMIT 10);
+         UPDATE jobs SET status = 'failed' WHERE id IN (SELECT id FROM jobs WHERE queue = 'default' AND status = 'pending' LIMIT 2);
+         INSERT INTO jobs (queue, payload, run_at) VALUES ('emails', '{}', unixepoch() - 1), ('emails', '{}', unixepoch() - 1), ('emails', '{}', unixepoch() - 1);
+         COMMIT;",
     );
-    s.enqueue(3, "emails");
     let second: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
     assert!(child.wait().unwrap().success());
     let trend = &second["trend"];
     let seconds = trend["seconds"].as_f64().unwrap();
-    assert!((0.9..3.0).contains(&seconds), "{seconds}");
+    assert!((1.9..6.0).contains(&seconds), "{seconds}");
     let finished = trend["finished_per_second"].as_f64().unwrap();
     assert!((finished * seconds - 12.0).abs() < 1e-6, "{trend}");
     assert_eq!(trend["ready_delta"], -12 + 3);
