@@ -58,6 +58,9 @@ _qctl() {
             qctl,locks)
                 cmd="qctl__subcmd__locks"
                 ;;
+            qctl,man)
+                cmd="qctl__subcmd__man"
+                ;;
             qctl,purge)
                 cmd="qctl__subcmd__purge"
                 ;;
@@ -115,6 +118,9 @@ _qctl() {
             qctl__subcmd__help,locks)
                 cmd="qctl__subcmd__help__subcmd__locks"
                 ;;
+            qctl__subcmd__help,man)
+                cmd="qctl__subcmd__help__subcmd__man"
+                ;;
             qctl__subcmd__help,purge)
                 cmd="qctl__subcmd__help__subcmd__purge"
                 ;;
@@ -137,7 +143,7 @@ _qctl() {
 
     case "${cmd}" in
         qctl)
-            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help"
+            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -164,7 +170,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -238,7 +244,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -304,7 +310,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -374,7 +380,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -444,7 +450,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -502,7 +508,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -568,7 +574,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -646,7 +652,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -728,7 +734,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -802,7 +808,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -880,7 +886,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -911,7 +917,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__help)
-            opts="demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help"
+            opts="demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1120,6 +1126,20 @@ _qctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        qctl__subcmd__help__subcmd__man)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         qctl__subcmd__help__subcmd__purge)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1218,7 +1238,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -1292,7 +1312,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -1354,7 +1374,65 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --busy-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --statement-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        qctl__subcmd__man)
+            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --database)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --table)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -1428,7 +1506,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -1502,7 +1580,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -1568,7 +1646,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -1626,7 +1704,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -1657,7 +1735,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__stats)
-            opts="-d -q -v -h -V --exact --timeout --watch --count --max-ready-age --max-stale --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
+            opts="-o -d -q -v -h -V --exact --timeout --watch --count --max-ready-age --max-stale --output --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1683,6 +1761,14 @@ _qctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --database)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1704,7 +1790,7 @@ _qctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
                     return 0
                     ;;
                 --color)

@@ -28,8 +28,10 @@ complete -c qctl -n "__fish_qctl_needs_command" -s d -l database -d 'Database UR
 complete -c qctl -n "__fish_qctl_needs_command" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_needs_command" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_needs_command" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_needs_command" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_needs_command" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_needs_command" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -59,6 +61,7 @@ complete -c qctl -n "__fish_qctl_needs_command" -f -a "locks" -d 'Advisory locks
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "doctor" -d 'Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "bench" -d 'Claim throughput and latency with concurrent workers, on a scratch table'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "completions" -d 'Print a shell completion script'
+complete -c qctl -n "__fish_qctl_needs_command" -f -a "man" -d 'Print a man page (roff): qctl\'s, or a command\'s (`qctl man stats | man -l -`)'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l path -d 'The SQLite file to build; a previous demo file there is replaced' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l history -d 'How many finished jobs of history to create' -r
@@ -66,8 +69,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand demo" -s d -l database -d 'Dat
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand demo" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand demo" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -83,8 +88,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand init" -s d -l database -d 'Dat
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand init" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand init" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -107,8 +114,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s d -l database -d '
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -121,16 +130,19 @@ complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s v -l verbose -d 'P
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l timeout -d 'Judge running jobs stale by lock age instead of by lease deadline' -r
-complete -c qctl -n "__fish_qctl_using_subcommand stats" -l watch -d 'Refresh every INTERVAL until interrupted (JSON: one document a line)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -l watch -d 'Refresh every INTERVAL until interrupted: on a terminal a live view with the jobs finished per second and the backlog\'s change per interval; piped, one line per refresh (JSON: one document a line)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l count -d 'With --watch, stop after N refreshes' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l max-ready-age -d 'Exit 1 when the oldest ready job has waited longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l max-stale -d 'Exit 1 when more than N running jobs are stale' -r
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -s o -l output -d 'Write the document to FILE instead of stdout, atomically (a temporary file in the same directory, then a rename), as node_exporter\'s textfile collector needs; with --watch, replaced at every refresh' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand stats" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -159,8 +171,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand list" -s d -l database -d 'Dat
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand list" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand list" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -176,8 +190,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand show" -s d -l database -d 'Dat
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand show" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand show" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -196,8 +212,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand claim" -s d -l database -d 'Da
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand claim" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand claim" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -215,8 +233,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand complete" -s d -l database -d 
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand complete" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand complete" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -236,8 +256,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand fail" -s d -l database -d 'Dat
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand fail" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand fail" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -256,8 +278,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand retry" -s d -l database -d 'Da
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand retry" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -279,8 +303,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand reap" -s d -l database -d 'Dat
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -304,8 +330,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand purge" -s d -l database -d 'Da
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand purge" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -330,8 +358,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s d -l databas
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -352,8 +382,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s d -l database -d '
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -370,8 +402,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand locks" -s d -l database -d 'Da
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand locks" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -392,8 +426,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s d -l database -d 'D
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -416,8 +452,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand bench" -s d -l database -d 'Da
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand bench" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand bench" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -433,8 +471,10 @@ complete -c qctl -n "__fish_qctl_using_subcommand completions" -s d -l database 
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand completions" -l format -d 'Output format' -r -f -a "table\t''
-json\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand completions" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -446,22 +486,42 @@ complete -c qctl -n "__fish_qctl_using_subcommand completions" -s q -l quiet -d 
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help" -f -a "demo" -d 'Build a realistic sample queue in a new SQLite file and walk through what an operator does'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help" -f -a "init" -d 'Create the queue table and the indexes its hot queries need (idempotent)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help" -f -a "enqueue" -d 'Add one job, or many from a JSONL file or stdin (all or nothing)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help" -f -a "stats" -d 'Queue depth per queue and status, stale jobs, and the age of the oldest ready job'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help" -f -a "list" -d 'List jobs, filtered by queue and status'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help" -f -a "show" -d 'Show one job in full'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help" -f -a "claim" -d 'Claim the next ready job as a worker would'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help" -f -a "complete" -d 'Mark a claimed job done (only while that worker still holds it)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help" -f -a "fail" -d 'Mark a claimed job failed: retried while attempts remain, else dead-lettered'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help" -f -a "retry" -d 'Put dead-lettered (failed) jobs back to pending'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help" -f -a "reap" -d 'Requeue stale running jobs whose worker died; dead-letter those out of attempts'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help" -f -a "purge" -d 'Delete finished jobs older than a given age, in batches'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help" -f -a "explain-claim" -d 'Check that the claim (and reap and purge) queries use an index, and fix them'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help" -f -a "blocked" -d 'Sessions waiting on a lock and the sessions blocking them (SQLite: who holds the file)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help" -f -a "locks" -d 'Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help" -f -a "doctor" -d 'Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help" -f -a "bench" -d 'Claim throughput and latency with concurrent workers, on a scratch table'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c qctl -n "__fish_qctl_using_subcommand man" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand man" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
+complete -c qctl -n "__fish_qctl_using_subcommand man" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand man" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand man" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand man" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand man" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand man" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand man" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand man" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand man" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
+complete -c qctl -n "__fish_qctl_using_subcommand man" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
+complete -c qctl -n "__fish_qctl_using_subcommand man" -s h -l help -d 'Print help'
+complete -c qctl -n "__fish_qctl_using_subcommand man" -s V -l version -d 'Print version'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "demo" -d 'Build a realistic sample queue in a new SQLite file and walk through what an operator does'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "init" -d 'Create the queue table and the indexes its hot queries need (idempotent)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "enqueue" -d 'Add one job, or many from a JSONL file or stdin (all or nothing)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "stats" -d 'Queue depth per queue and status, stale jobs, and the age of the oldest ready job'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "list" -d 'List jobs, filtered by queue and status'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "show" -d 'Show one job in full'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "claim" -d 'Claim the next ready job as a worker would'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "complete" -d 'Mark a claimed job done (only while that worker still holds it)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "fail" -d 'Mark a claimed job failed: retried while attempts remain, else dead-lettered'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "retry" -d 'Put dead-lettered (failed) jobs back to pending'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "reap" -d 'Requeue stale running jobs whose worker died; dead-letter those out of attempts'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "purge" -d 'Delete finished jobs older than a given age, in batches'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "explain-claim" -d 'Check that the claim (and reap and purge) queries use an index, and fix them'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "blocked" -d 'Sessions waiting on a lock and the sessions blocking them (SQLite: who holds the file)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "locks" -d 'Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "doctor" -d 'Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "bench" -d 'Claim throughput and latency with concurrent workers, on a scratch table'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "completions" -d 'Print a shell completion script'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "man" -d 'Print a man page (roff): qctl\'s, or a command\'s (`qctl man stats | man -l -`)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

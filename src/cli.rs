@@ -62,7 +62,7 @@ pub struct GlobalOpts {
     #[arg(long, global = true, value_name = "TABLE")]
     pub table: Option<String>,
 
-    /// Output format
+    /// Output format (prometheus: stats only; junit: doctor only)
     #[arg(long, global = true, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 
@@ -100,9 +100,37 @@ pub struct GlobalOpts {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+// No doc comments on the values: they would turn every command's `--help`
+// into the long layout. `--format`'s own help says which command has which.
 pub enum Format {
     Table,
     Json,
+    // Prometheus/OpenMetrics text, for node_exporter's textfile collector.
+    Prometheus,
+    // A JUnit XML report, one testcase per check, for CI test reports.
+    Junit,
+}
+
+impl Format {
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Json => "json",
+            Format::Prometheus => "prometheus",
+            Format::Junit => "junit",
+        }
+    }
+
+    /// The one command that prints this format, for the formats only one
+    /// command has; every other command refuses them.
+    pub fn only_for(self) -> Option<&'static str> {
+        match self {
+            Format::Table | Format::Json => None,
+            Format::Prometheus => Some("stats"),
+            Format::Junit => Some("doctor"),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -151,6 +179,35 @@ pub enum Command {
     Bench(BenchArgs),
     /// Print a shell completion script
     Completions(CompletionsArgs),
+    /// Print a man page (roff): qctl's, or a command's (`qctl man stats | man -l -`)
+    Man(ManArgs),
+}
+
+impl Command {
+    /// The command's name as typed.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Demo(_) => "demo",
+            Command::Init(_) => "init",
+            Command::Enqueue(_) => "enqueue",
+            Command::Stats(_) => "stats",
+            Command::List(_) => "list",
+            Command::Show(_) => "show",
+            Command::Claim(_) => "claim",
+            Command::Complete(_) => "complete",
+            Command::Fail(_) => "fail",
+            Command::Retry(_) => "retry",
+            Command::Reap(_) => "reap",
+            Command::Purge(_) => "purge",
+            Command::ExplainClaim(_) => "explain-claim",
+            Command::Blocked(_) => "blocked",
+            Command::Locks(_) => "locks",
+            Command::Doctor(_) => "doctor",
+            Command::Bench(_) => "bench",
+            Command::Completions(_) => "completions",
+            Command::Man(_) => "man",
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -287,7 +344,9 @@ pub struct StatsArgs {
     #[arg(long, value_parser = parse_positive_duration, value_name = "DURATION")]
     pub timeout: Option<Duration>,
 
-    /// Refresh every INTERVAL until interrupted (JSON: one document a line)
+    /// Refresh every INTERVAL until interrupted: on a terminal a live view with the jobs
+    /// finished per second and the backlog's change per interval; piped, one line per refresh
+    /// (JSON: one document a line)
     #[arg(long, value_parser = parse_duration, value_name = "INTERVAL")]
     pub watch: Option<Duration>,
 
@@ -302,6 +361,12 @@ pub struct StatsArgs {
     /// Exit 1 when more than N running jobs are stale
     #[arg(long, value_name = "N")]
     pub max_stale: Option<i64>,
+
+    /// Write the document to FILE instead of stdout, atomically (a temporary file in the same
+    /// directory, then a rename), as node_exporter's textfile collector needs; with --watch,
+    /// replaced at every refresh
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -530,6 +595,13 @@ pub enum ExplainQuery {
 }
 
 #[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print (stats, doctor, ...) [default: qctl's own page]
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
+}
+
+#[derive(Debug, Args)]
 pub struct CompletionsArgs {
     /// The shell to print completions for
     #[arg(value_enum)]
@@ -543,5 +615,35 @@ mod tests {
     #[test]
     fn clap_definition_is_consistent() {
         super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn names_are_what_clap_parses() {
+        use clap::ValueEnum;
+        for format in super::Format::value_variants() {
+            let parsed = super::Format::from_str(format.name(), false);
+            assert_eq!(parsed, Ok(*format));
+        }
+        // The arguments each command needs to parse at all.
+        let required: &[(&str, &[&str])] = &[
+            ("enqueue", &["--payload", "{}"]),
+            ("show", &["1"]),
+            ("claim", &["--worker", "w"]),
+            ("complete", &["1", "--worker", "w"]),
+            ("fail", &["1", "--worker", "w"]),
+            ("retry", &["--all"]),
+            ("purge", &["--older-than", "1d"]),
+            ("completions", &["bash"]),
+        ];
+        let command = super::Cli::command();
+        for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
+            let mut argv = vec!["qctl", sub.get_name()];
+            if let Some((_, args)) = required.iter().find(|(name, _)| *name == sub.get_name()) {
+                argv.extend_from_slice(args);
+            }
+            let cli = <super::Cli as clap::Parser>::try_parse_from(&argv)
+                .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+            assert_eq!(cli.command.name(), sub.get_name());
+        }
     }
 }

@@ -1,7 +1,7 @@
-//! Generated files: the CLI reference (`docs/cli.md`) and the shell
-//! completions (`completions/`). A test regenerates them in memory and
-//! fails on a difference; `QCTL_UPDATE_GENERATED=1 cargo test` rewrites
-//! them.
+//! Generated files: the CLI reference (`docs/cli.md`), the shell
+//! completions (`completions/`) and the man pages (`docs/man/`). A test
+//! regenerates them in memory and fails on a difference;
+//! `QCTL_UPDATE_GENERATED=1 cargo test` rewrites them.
 
 use std::fmt::Write as _;
 
@@ -53,4 +53,42 @@ pub fn cli_reference() -> String {
         );
     }
     out
+}
+
+/// The man pages, as (file name, roff): `qctl.1`, then one per command
+/// (`qctl-stats.1`, ...), in the order `qctl --help` lists them.
+pub fn man_pages() -> Vec<(String, String)> {
+    // Built once, so each command knows its full name (`qctl stats`) and
+    // the global options it inherits.
+    let mut command = Cli::command().disable_help_subcommand(true);
+    command.build();
+    let mut pages = vec![("qctl.1".to_string(), man_page_of(command.clone()))];
+    for sub in command.get_subcommands() {
+        let man = clap_mangen::Man::new(sub.clone());
+        pages.push((man.get_filename(), man_page_of(sub.clone())));
+    }
+    pages
+}
+
+/// The man page of qctl (`None`) or of one of its commands; `None` for a
+/// name that is not a command.
+pub fn man_page(command: Option<&str>) -> Option<String> {
+    let file = match command {
+        None => "qctl.1".to_string(),
+        Some(name) => format!("qctl-{name}.1"),
+    };
+    man_pages()
+        .into_iter()
+        .find(|(name, _)| *name == file)
+        .map(|(_, page)| page)
+}
+
+fn man_page_of(command: clap::Command) -> String {
+    let mut buffer = Vec::new();
+    clap_mangen::Man::new(command)
+        // Every page is qctl's (clap_mangen would say "stats 0.1.0").
+        .source(format!("qctl {}", env!("CARGO_PKG_VERSION")))
+        .render(&mut buffer)
+        .expect("rendering into memory cannot fail");
+    String::from_utf8(buffer).expect("man pages are UTF-8")
 }

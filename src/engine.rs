@@ -687,6 +687,7 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
         request.stale,
     );
     stats.has_cancelled = b.table().layout.statuses.has(Status::Cancelled);
+    stats.has_queue_column = b.table().layout.column(Concept::Queue).is_some();
     stats.notes.extend(done.note);
     Ok(stats)
 }

@@ -33,7 +33,7 @@ use anyhow::Result;
 use clap::Parser;
 
 use crate::backend::{Access, Backend, ConnectOptions, SqlLog};
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, Format};
 use crate::config::Config;
 use crate::error::exit;
 use crate::layout::Layout;
@@ -144,9 +144,12 @@ fn report(err: &anyhow::Error) -> u8 {
 
 fn run(cli: Cli) -> Result<u8> {
     let global = cli.global;
+    refuse_format(&cli.command, global.format)?;
     let out = Output::new(global.format, global.color, global.quiet, global.verbose);
-    if let Command::Completions(args) = &cli.command {
-        return commands::completions::run(&out, args);
+    match &cli.command {
+        Command::Completions(args) => return commands::completions::run(&out, args),
+        Command::Man(args) => return commands::man::run(&out, args),
+        _ => {}
     }
     let config = Config::load(global.config.as_deref())?;
     let url = resolve_url(global.database.as_deref(), config.database.as_deref());
@@ -214,8 +217,33 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Doctor(args) => commands::doctor::run(&ctx, &args),
         Command::Blocked(args) => commands::blocked::run(&ctx, &args),
         Command::Locks(args) => commands::locks::run(&ctx, &args),
-        Command::Completions(_) => unreachable!("handled before connecting"),
+        Command::Completions(_) | Command::Man(_) => unreachable!("handled before connecting"),
     }
+}
+
+/// Refuses a format that only another command prints (`--format
+/// prometheus` is `stats`'s), before anything is read or connected.
+fn refuse_format(command: &Command, format: Format) -> Result<()> {
+    let Some(only) = format.only_for() else {
+        return Ok(());
+    };
+    let name = command.name();
+    if name == only {
+        return Ok(());
+    }
+    let supported: Vec<&str> = <Format as clap::ValueEnum>::value_variants()
+        .iter()
+        .filter(|f| f.only_for().is_none_or(|c| c == name))
+        .map(|f| f.name())
+        .collect();
+    let (last, rest) = supported
+        .split_last()
+        .expect("table and json are everyone's");
+    Err(error::QctlError::usage(format!(
+        "--format {} is only for `qctl {only}`; `qctl {name}` prints {} or {last}",
+        format.name(),
+        rest.join(", ")
+    )))
 }
 
 /// Spec §2: `--database`, `QCTL_DATABASE_URL`, `DATABASE_URL`, the config

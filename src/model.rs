@@ -242,6 +242,7 @@ impl Stats {
                 _ => None,
             },
             has_cancelled: false,
+            has_queue_column: false,
             notes: Vec::new(),
         }
     }
@@ -260,8 +261,111 @@ pub struct Stats {
     /// column only then).
     #[serde(skip)]
     pub has_cancelled: bool,
+    /// Whether the table has a queue column (metrics of an empty table
+    /// without one still have a series to show).
+    #[serde(skip)]
+    pub has_queue_column: bool,
     /// What the reader should know about these numbers (a stale estimate).
     pub notes: Vec<String>,
+}
+
+/// One refresh of `stats --watch`: the counts, and from the second
+/// refresh on how they moved since the one before.
+#[derive(Debug, Clone, Serialize)]
+pub struct WatchFrame {
+    #[serde(serialize_with = "serialize_instant")]
+    pub sampled_at: DateTime<Utc>,
+    /// How often the view refreshes, as asked.
+    #[serde(skip)]
+    pub every: std::time::Duration,
+    #[serde(flatten)]
+    pub stats: Stats,
+    /// `null` on the first refresh.
+    pub trend: Option<Trend>,
+}
+
+fn serialize_instant<S: Serializer>(time: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&rfc3339(time))
+}
+
+/// How the counts moved between two refreshes.
+#[derive(Debug, Clone, Serialize)]
+pub struct Trend {
+    /// Seconds between the two samples.
+    pub seconds: f64,
+    /// The finished rate rests on estimated `done` counts (big tables
+    /// without `--exact`).
+    pub estimated: bool,
+    #[serde(flatten)]
+    pub total: Rates,
+    pub queues: Vec<QueueRates>,
+}
+
+/// Per-interval rates: jobs finished (done, failed or cancelled) per
+/// second, and how the backlog moved. Purging or retrying finished jobs
+/// during the interval lowers the finished rate, even below zero.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Rates {
+    pub finished_per_second: f64,
+    pub ready_delta: i64,
+    pub pending_delta: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QueueRates {
+    pub queue: Option<String>,
+    #[serde(flatten)]
+    pub rates: Rates,
+}
+
+impl Rates {
+    fn between(before: &Counts, after: &Counts, seconds: f64) -> Rates {
+        let finished = |c: &Counts| c.done + c.failed + c.cancelled;
+        Rates {
+            finished_per_second: (finished(after) - finished(before)) as f64 / seconds,
+            ready_delta: after.ready - before.ready,
+            pending_delta: after.pending - before.pending,
+        }
+    }
+}
+
+impl Trend {
+    /// The movement from one sample to the next, `seconds` apart; a queue
+    /// that was not there before counts from zero.
+    pub fn between(before: &Stats, after: &Stats, seconds: f64) -> Trend {
+        let seconds = seconds.max(1e-3);
+        let empty = Counts::default();
+        let queues = after
+            .queues
+            .iter()
+            .map(|q| {
+                let previous = before
+                    .queues
+                    .iter()
+                    .find(|p| p.queue == q.queue)
+                    .map_or(&empty, |p| &p.counts);
+                QueueRates {
+                    queue: q.queue.clone(),
+                    rates: Rates::between(previous, &q.counts, seconds),
+                }
+            })
+            .collect();
+        Trend {
+            seconds,
+            estimated: before.total.estimated.contains(&"done")
+                || after.total.estimated.contains(&"done"),
+            total: Rates::between(&before.total, &after.total, seconds),
+            queues,
+        }
+    }
+
+    /// The rates of one queue (zero when it has none).
+    pub fn of(&self, queue: &Option<String>) -> Rates {
+        self.queues
+            .iter()
+            .find(|q| &q.queue == queue)
+            .map_or_else(Rates::default, |q| q.rates)
+    }
 }
 
 /// What reap does (or would do) to one stale job.

@@ -1,10 +1,11 @@
-//! Where output goes and how it looks: data to stdout as a table or one
-//! JSON document; notes, progress and errors to stderr. Colour is decided
-//! once per stream.
+//! Where output goes and how it looks: data to stdout as a table, one
+//! JSON document or Prometheus text (or atomically to a file); notes,
+//! progress and errors to stderr. Colour is decided once per stream.
 
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use owo_colors::Style;
 use serde::Serialize;
@@ -39,9 +40,25 @@ impl Styles {
     }
 }
 
-/// A value a command returns, printable as a table or as JSON.
+/// A value a command returns, printable as a table or as JSON, and in
+/// the formats only some commands have.
 pub trait Render: Serialize {
     fn render_table(&self, styles: &Styles) -> String;
+
+    /// Prometheus text; `None` for values that are not metrics.
+    fn render_prometheus(&self) -> Option<String> {
+        None
+    }
+
+    /// A JUnit XML report; `None` for values that are not checks.
+    fn render_junit(&self) -> Option<String> {
+        None
+    }
+
+    /// The problems to show as GitHub Actions annotations.
+    fn annotations(&self) -> Vec<crate::render::github::Annotation> {
+        Vec::new()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -54,6 +71,9 @@ pub struct Output {
     pub stdout_is_terminal: bool,
     pub stderr_is_terminal: bool,
     pub stdin_is_terminal: bool,
+    /// Running in GitHub Actions (`GITHUB_ACTIONS=true`): problems are
+    /// also printed as workflow commands on stderr.
+    pub github_actions: bool,
 }
 
 impl Output {
@@ -77,18 +97,49 @@ impl Output {
             stdout_is_terminal,
             stderr_is_terminal,
             stdin_is_terminal: std::io::stdin().is_terminal(),
+            github_actions: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
         }
     }
 
-    /// Prints a command's result in the chosen format.
+    /// Prints a command's result in the chosen format, and in GitHub
+    /// Actions its problems as annotations on stderr.
     pub fn emit<T: Render>(&self, value: &T) -> Result<()> {
-        match self.format {
-            Format::Json => self.json(value),
-            Format::Table => {
-                let text = value.render_table(&self.stdout);
-                self.print(&terminal_safe(&text, self.stdout.enabled))
+        self.write_stdout(&self.document(value, &self.stdout)?)?;
+        if self.github_actions {
+            for annotation in value.annotations() {
+                // Escaped for GitHub first (no line break is left), then
+                // for the terminal, like every other line on stderr.
+                eprintln!("{}", sanitize(&annotation.command()));
             }
         }
+        Ok(())
+    }
+
+    /// Writes a command's result in the chosen format to a file instead
+    /// of stdout (never coloured), replacing it atomically.
+    pub fn emit_to_file<T: Render>(&self, value: &T, path: &Path) -> Result<()> {
+        write_atomically(path, &self.document(value, &Styles::default())?)
+    }
+
+    /// A command's result as the text of the chosen format, ending in a
+    /// newline unless empty.
+    fn document<T: Render>(&self, value: &T, styles: &Styles) -> Result<String> {
+        let mut text = match self.format {
+            Format::Json => serde_json::to_string_pretty(value)?,
+            Format::Table => terminal_safe(&value.render_table(styles), styles.enabled),
+            // Refused before connecting for every command without it
+            // (`refuse_format` in lib.rs); this is the net under that.
+            Format::Prometheus => value.render_prometheus().ok_or_else(|| {
+                crate::error::QctlError::usage("this command has no --format prometheus")
+            })?,
+            Format::Junit => value.render_junit().ok_or_else(|| {
+                crate::error::QctlError::usage("this command has no --format junit")
+            })?,
+        };
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        Ok(text)
     }
 
     pub fn json<T: Serialize + ?Sized>(&self, value: &T) -> Result<()> {
@@ -111,6 +162,23 @@ impl Output {
         stdout.write_all(text.as_bytes())?;
         stdout.flush()?;
         Ok(())
+    }
+
+    /// Whether stdout is a terminal that can redraw a live view in place
+    /// (not one whose `TERM` is `dumb`).
+    pub fn stdout_redraws(&self) -> bool {
+        self.stdout_is_terminal && std::env::var("TERM").map_or(true, |t| t != "dumb")
+    }
+
+    /// Enters the alternate screen for a live view on stdout (a terminal).
+    pub fn live_screen(&self) -> Result<LiveScreen> {
+        LiveScreen::enter()
+    }
+
+    /// Draws a command's result (as a table) over the previous frame.
+    pub fn draw<T: Render>(&self, screen: &mut LiveScreen, value: &T) -> Result<()> {
+        let text = self.document(value, &self.stdout)?;
+        screen.draw(&text)
     }
 
     /// A note for the human at the terminal, on stderr; silent with -q.
@@ -162,6 +230,115 @@ impl Output {
         }
         bar.with_message(message)
     }
+}
+
+/// A live view (`stats --watch` on a terminal) on the alternate screen,
+/// so it redraws in place and leaves the user's scrollback as it was.
+/// Each frame is written line by line at fixed rows, each row cleared
+/// first, then the screen below it cleared; line wrapping is off and
+/// frames are cut to the window's height, so nothing ever scrolls.
+///
+/// Dropping it leaves the alternate screen and shows the cursor again.
+/// The owner must drop it on every way out, Ctrl-C included: the Ctrl-C
+/// handler exits the process without unwinding, so a live view holds
+/// `interrupt::cleanup_section` for as long as it runs and stops at the
+/// interrupt itself.
+pub struct LiveScreen {
+    _private: (),
+}
+
+/// Alternate screen on, cursor hidden, line wrapping off.
+const ENTER_LIVE: &str = "\x1b[?1049h\x1b[?25l\x1b[?7l";
+/// Their opposites, in the reverse order.
+const LEAVE_LIVE: &str = "\x1b[?7h\x1b[?25h\x1b[?1049l";
+
+impl LiveScreen {
+    fn enter() -> Result<LiveScreen> {
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(ENTER_LIVE.as_bytes())?;
+        stdout.flush()?;
+        Ok(LiveScreen { _private: () })
+    }
+
+    fn draw(&mut self, text: &str) -> Result<()> {
+        let rows = terminal_size::terminal_size().map(|(_, h)| usize::from(h.0));
+        let lines: Vec<&str> = text.lines().collect();
+        let shown = match rows {
+            Some(rows) if lines.len() > rows => &lines[..rows.saturating_sub(1)],
+            _ => &lines[..],
+        };
+        let more = format!(
+            "… {} more lines: enlarge the window",
+            lines.len() - shown.len()
+        );
+        let shown = shown
+            .iter()
+            .copied()
+            .chain((shown.len() < lines.len()).then_some(more.as_str()));
+        // Each line is cleared before it is written, at its own row: with
+        // wrapping off, clearing after a full-width line would take its
+        // last character. Then everything below the frame is cleared.
+        let mut frame = String::new();
+        let mut row = 1;
+        for line in shown {
+            frame.push_str(&format!("\x1b[{row};1H\x1b[2K{line}"));
+            row += 1;
+        }
+        if rows.is_none_or(|rows| row <= rows) {
+            frame.push_str(&format!("\x1b[{row};1H\x1b[J"));
+        }
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(frame.as_bytes())?;
+        stdout.flush()?;
+        Ok(())
+    }
+}
+
+impl Drop for LiveScreen {
+    fn drop(&mut self) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(LEAVE_LIVE.as_bytes());
+        let _ = stdout.flush();
+    }
+}
+
+/// Writes a file the way node_exporter's textfile collector (or any
+/// reader that polls) needs it: into a temporary file in the same
+/// directory, synced, then renamed over the old one, so a reader sees the
+/// old file or the new one and never half of one.
+pub fn write_atomically(path: &Path, text: &str) -> Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .with_context(|| format!("{} names no file", path.display()))?;
+    // Hidden, and not ending in `.prom`: the collector reads only
+    // `*.prom` files, so it never picks up the temporary one.
+    let temporary = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    // Ctrl-C waits for the rename instead of leaving the temporary file.
+    let _finish = crate::interrupt::cleanup_section();
+    let written = (|| {
+        let mut file = std::fs::File::create(&temporary)?;
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written.with_context(|| format!("cannot write {}", path.display()))?;
+    // The rename is durable once the directory is synced; a failure here
+    // loses nothing a reader can see, so it is not an error.
+    if let Ok(dir) = std::fs::File::open(dir) {
+        let _ = dir.sync_all();
+    }
+    Ok(())
 }
 
 /// Text from a database or a user, safe for a terminal: every control

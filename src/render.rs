@@ -1,5 +1,10 @@
 //! The table (human) view of every command result. JSON comes straight
-//! from the models' `Serialize`.
+//! from the models' `Serialize`; the formats only some commands have live
+//! in the modules below.
+
+pub mod github;
+pub mod junit;
+pub mod prometheus;
 
 use std::fmt::Write as _;
 
@@ -8,11 +13,11 @@ use owo_colors::OwoColorize;
 use serde::Serialize;
 
 use crate::commands::doctor::{CheckStatus, DoctorReport};
-use crate::duration::format_age;
+use crate::duration::{format_age, format_duration};
 use crate::explain::{ExplainReport, FindingKind, Severity};
 use crate::model::{
     AdvisoryLock, BenchReport, BlockedReport, Counts, EnqueueOutcome, Job, LocksReport,
-    PurgeOutcome, ReapAction, ReapOutcome, RetryOutcome, Stats, rfc3339,
+    PurgeOutcome, Rates, ReapAction, ReapOutcome, RetryOutcome, Stats, Trend, WatchFrame, rfc3339,
 };
 use crate::output::{Render, Styles, thousands};
 
@@ -45,12 +50,21 @@ fn alarm(n: i64, color: Color, styles: &Styles) -> Cell {
 
 /// Which optional columns the stats table shows.
 #[derive(Clone, Copy)]
-struct StatsColumns {
+struct StatsColumns<'a> {
     cancelled: bool,
     other: bool,
+    /// `stats --watch` adds the per-interval rates (`None` inside: the
+    /// first refresh, with nothing to compare with yet).
+    watch: Option<Option<&'a Trend>>,
 }
 
-fn counts_row(label: &str, c: &Counts, columns: StatsColumns, styles: &Styles) -> Vec<Cell> {
+fn counts_row(
+    label: &str,
+    queue: Option<&Option<String>>,
+    c: &Counts,
+    columns: StatsColumns,
+    styles: &Styles,
+) -> Vec<Cell> {
     let done = if c.estimated.contains(&"done") {
         format!("~{}", thousands(c.done))
     } else {
@@ -79,85 +93,229 @@ fn counts_row(label: &str, c: &Counts, columns: StatsColumns, styles: &Styles) -
         Cell::new(c.oldest_ready_age_seconds.map_or("-".into(), format_age))
             .set_alignment(CellAlignment::Right),
     );
+    match columns.watch {
+        None => {}
+        Some(None) => {
+            row.extend((0..3).map(|_| Cell::new("-").set_alignment(CellAlignment::Right)))
+        }
+        Some(Some(trend)) => {
+            let rates = match queue {
+                Some(queue) => trend.of(queue),
+                None => trend.total,
+            };
+            row.extend(rate_cells(rates, trend.estimated, styles));
+        }
+    }
     row
+}
+
+/// Finished per second, then the ready and pending deltas; a growing
+/// ready backlog is yellow, a shrinking one green.
+fn rate_cells(rates: Rates, estimated: bool, styles: &Styles) -> [Cell; 3] {
+    let finished = format!(
+        "{}{:.1}",
+        if estimated { "~" } else { "" },
+        rates.finished_per_second
+    );
+    let trend = |delta: i64| {
+        let cell = Cell::new(signed(delta)).set_alignment(CellAlignment::Right);
+        match delta.signum() {
+            1 if styles.enabled => cell.fg(Color::Yellow),
+            -1 if styles.enabled => cell.fg(Color::Green),
+            _ => cell,
+        }
+    };
+    [
+        Cell::new(finished).set_alignment(CellAlignment::Right),
+        trend(rates.ready_delta),
+        trend(rates.pending_delta),
+    ]
+}
+
+/// A delta with its sign: `+12`, `-3`, `0`.
+fn signed(n: i64) -> String {
+    if n > 0 {
+        format!("+{n}")
+    } else {
+        n.to_string()
+    }
 }
 
 impl Render for Stats {
     fn render_table(&self, styles: &Styles) -> String {
-        let columns = StatsColumns {
-            cancelled: self.has_cancelled,
-            other: self.total.other > 0,
-        };
-        let mut header = vec![
-            "queue",
-            "pending",
-            "ready",
-            "scheduled",
-            "running",
-            "stale",
-            "done",
-            "failed",
-        ];
-        if columns.cancelled {
-            header.push("cancelled");
-        }
-        if columns.other {
-            header.push("other");
-        }
-        header.push("oldest ready");
-        let mut table = new_table(styles, &header);
-        for q in &self.queues {
-            table.add_row(counts_row(
-                q.queue.as_deref().unwrap_or("-"),
-                &q.counts,
-                columns,
-                styles,
-            ));
-        }
-        if self.queues.len() != 1 {
-            table.add_row(counts_row("total", &self.total, columns, styles));
-        }
-        let mut out = format!("{table}\n");
-        let mut notes = Vec::new();
-        match (self.stale_rule, self.stale_timeout_seconds) {
-            (Some("lock_age"), Some(t)) => {
-                notes.push(format!("stale: locked longer than {}", format_age(t)))
-            }
-            (Some("layout"), _) => notes.push("stale: as the queue system judges it".to_string()),
-            (Some(_), _) => notes.push("stale: lease expired".to_string()),
-            (None, _) => {
-                notes.push("stale: unknown without a lease column; pass --timeout".to_string())
-            }
-        }
-        if self.total.estimated.contains(&"done") {
-            notes.push("~ estimated; --exact counts".to_string());
-        }
-        if self.total.other > 0 {
-            let values: Vec<String> = self
-                .total
-                .other_values
-                .iter()
-                .map(|(v, n)| format!("{} ({n})", clean(v)))
-                .collect();
-            notes.push(format!(
-                "other: statuses no state claims: {}",
-                values.join(", ")
-            ));
-        }
-        notes.extend(self.notes.iter().map(|n| clean(n)));
-        let _ = writeln!(
-            out,
-            "{}",
-            format!(
-                "table {} ({}); {}",
-                self.table,
-                self.backend,
-                notes.join("; ")
-            )
-            .style(styles.dim)
-        );
-        out
+        stats_table(self, None, styles)
     }
+
+    fn render_prometheus(&self) -> Option<String> {
+        Some(prometheus::stats(self))
+    }
+}
+
+/// The live view of `stats --watch` on a terminal: a title line, then the
+/// stats table with the rates of the last interval.
+impl Render for WatchFrame {
+    fn render_table(&self, styles: &Styles) -> String {
+        let over = self.trend.as_ref().map_or(String::new(), |t| {
+            format!(", rates over the last {}", format_age(t.seconds))
+        });
+        format!(
+            "{} every {}{over} — {}\n{}",
+            "qctl stats".style(styles.strong),
+            format_duration(self.every),
+            self.sampled_at.format("%Y-%m-%d %H:%M:%S UTC"),
+            stats_table(&self.stats, Some(self.trend.as_ref()), styles)
+        )
+    }
+}
+
+/// The columns of [`watch_line`], in order.
+const WATCH_LINE_COLUMNS: [&str; 12] = [
+    "time",
+    "pending",
+    "ready",
+    "scheduled",
+    "running",
+    "stale",
+    "done",
+    "failed",
+    "oldest_ready_s",
+    "finished/s",
+    "ready_delta",
+    "pending_delta",
+];
+
+/// `stats --watch` piped, table format: the header line, printed once.
+pub fn watch_header() -> String {
+    watch_row(WATCH_LINE_COLUMNS.map(String::from))
+}
+
+/// `stats --watch` piped, table format: one line per refresh, totals only
+/// and in plain numbers (as vmstat does), so it can be logged or read by
+/// awk. `~` marks an estimate; `-` a value there is none of yet.
+pub fn watch_line(frame: &WatchFrame) -> String {
+    let t = &frame.stats.total;
+    let estimated = t.estimated.contains(&"done");
+    let mark = if estimated { "~" } else { "" };
+    let (finished, ready, pending) = match &frame.trend {
+        Some(trend) => (
+            format!(
+                "{}{:.1}",
+                if trend.estimated { "~" } else { "" },
+                trend.total.finished_per_second
+            ),
+            signed(trend.total.ready_delta),
+            signed(trend.total.pending_delta),
+        ),
+        None => ("-".into(), "-".into(), "-".into()),
+    };
+    watch_row([
+        frame.sampled_at.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        t.pending.to_string(),
+        t.ready.to_string(),
+        t.scheduled.to_string(),
+        t.running.to_string(),
+        t.stale.map_or("-".into(), |n| n.to_string()),
+        format!("{mark}{}", t.done),
+        t.failed.to_string(),
+        t.oldest_ready_age_seconds
+            .map_or("-".into(), |a| format!("{a:.1}")),
+        finished,
+        ready,
+        pending,
+    ])
+}
+
+fn watch_row(cells: [String; 12]) -> String {
+    let mut line = format!("{:<20}", cells[0]);
+    for (cell, header) in cells.iter().zip(WATCH_LINE_COLUMNS).skip(1) {
+        let _ = write!(line, " {cell:>width$}", width = header.len().max(9));
+    }
+    line.push('\n');
+    line
+}
+
+/// The stats table and the line under it; with `watch`, the rate columns.
+fn stats_table(stats: &Stats, watch: Option<Option<&Trend>>, styles: &Styles) -> String {
+    let columns = StatsColumns {
+        cancelled: stats.has_cancelled,
+        other: stats.total.other > 0,
+        watch,
+    };
+    let mut header = vec![
+        "queue",
+        "pending",
+        "ready",
+        "scheduled",
+        "running",
+        "stale",
+        "done",
+        "failed",
+    ];
+    if columns.cancelled {
+        header.push("cancelled");
+    }
+    if columns.other {
+        header.push("other");
+    }
+    if columns.watch.is_some() {
+        // Two-line headers keep the live view within 120 columns.
+        header.extend(["oldest\nready", "finished\n/s", "Δready", "Δpending"]);
+    } else {
+        header.push("oldest ready");
+    }
+    let mut table = new_table(styles, &header);
+    for q in &stats.queues {
+        table.add_row(counts_row(
+            q.queue.as_deref().unwrap_or("-"),
+            Some(&q.queue),
+            &q.counts,
+            columns,
+            styles,
+        ));
+    }
+    if stats.queues.len() != 1 {
+        table.add_row(counts_row("total", None, &stats.total, columns, styles));
+    }
+    let mut out = format!("{table}\n");
+    let mut notes = Vec::new();
+    match (stats.stale_rule, stats.stale_timeout_seconds) {
+        (Some("lock_age"), Some(t)) => {
+            notes.push(format!("stale: locked longer than {}", format_age(t)))
+        }
+        (Some("layout"), _) => notes.push("stale: as the queue system judges it".to_string()),
+        (Some(_), _) => notes.push("stale: lease expired".to_string()),
+        (None, _) => {
+            notes.push("stale: unknown without a lease column; pass --timeout".to_string())
+        }
+    }
+    if stats.total.estimated.contains(&"done") {
+        notes.push("~ estimated; --exact counts".to_string());
+    }
+    if stats.total.other > 0 {
+        let values: Vec<String> = stats
+            .total
+            .other_values
+            .iter()
+            .map(|(v, n)| format!("{} ({n})", clean(v)))
+            .collect();
+        notes.push(format!(
+            "other: statuses no state claims: {}",
+            values.join(", ")
+        ));
+    }
+    notes.extend(stats.notes.iter().map(|n| clean(n)));
+    let _ = writeln!(
+        out,
+        "{}",
+        format!(
+            "table {} ({}); {}",
+            stats.table,
+            stats.backend,
+            notes.join("; ")
+        )
+        .style(styles.dim)
+    );
+    out
 }
 
 /// The jobs `list` prints.
@@ -514,6 +672,10 @@ impl Render for ExplainReport {
         let _ = writeln!(out, "{verdict}");
         out
     }
+
+    fn annotations(&self) -> Vec<github::Annotation> {
+        github::explain(self)
+    }
 }
 
 /// The result of `init`.
@@ -836,5 +998,13 @@ impl Render for DoctorReport {
             self.table, self.backend, self.layout
         );
         out
+    }
+
+    fn render_junit(&self) -> Option<String> {
+        Some(junit::doctor(self))
+    }
+
+    fn annotations(&self) -> Vec<github::Annotation> {
+        github::doctor(self)
     }
 }

@@ -258,6 +258,28 @@ fn usage_errors_have_the_qctl_prefix() {
 }
 
 #[test]
+fn a_format_only_another_command_prints_is_refused_before_connecting() {
+    // No database file: the refusal comes before anything connects.
+    let s = Sandbox::new();
+    for command in [
+        &["list"][..],
+        &["doctor"],
+        &["explain-claim"],
+        &["reap", "--dry-run"],
+        &["init"],
+        &["completions", "bash"],
+    ] {
+        let mut args = vec!["--format", "prometheus"];
+        args.extend_from_slice(command);
+        s.run(&args)
+            .assert_error("--format prometheus is only for `qctl stats`");
+    }
+    s.run(&["doctor", "--format", "prometheus"])
+        .assert_error("`qctl doctor` prints table, json or junit");
+    assert!(!s.db().exists(), "a refused command created the database");
+}
+
+#[test]
 fn bad_config_file() {
     let s = populated();
     std::fs::write(

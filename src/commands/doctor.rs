@@ -37,6 +37,10 @@ pub struct DoctorReport {
     pub layout: String,
     pub ok: bool,
     pub checks: Vec<Check>,
+    /// Whether warnings fail the gate (`--strict`), as they then do in
+    /// the JUnit report and the CI annotations.
+    #[serde(skip)]
+    pub strict: bool,
 }
 
 pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<u8> {
@@ -268,6 +272,7 @@ pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<u8> {
         layout: table.layout.preset.clone(),
         ok: !failed,
         checks,
+        strict: args.strict,
     };
     ctx.out.emit(&report)?;
     Ok(if failed { exit::NO } else { exit::OK })

@@ -63,6 +63,7 @@ pub fn run(ctx: &Ctx, args: &ExplainArgs) -> Result<u8> {
         report.applied = statements;
     }
     report.ok = !report.failed(args.strict);
+    report.strict = args.strict;
     ctx.out.emit(&report)?;
     Ok(if report.ok { exit::OK } else { exit::NO })
 }

@@ -13,6 +13,7 @@ pub mod finish;
 pub mod init;
 pub mod list;
 pub mod locks;
+pub mod man;
 pub mod purge;
 pub mod reap;
 pub mod retry;

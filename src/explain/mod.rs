@@ -134,6 +134,10 @@ pub struct ExplainReport {
     pub suggested_specs: Vec<IndexSpec>,
     /// Hot queries the layout does not have, and why.
     pub notes: Vec<String>,
+    /// Whether warnings fail the check (`--strict`), for the CI
+    /// annotations.
+    #[serde(skip)]
+    pub strict: bool,
 }
 
 impl ExplainReport {
@@ -433,6 +437,7 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
         applied: Vec::new(),
         suggested_specs: suggested,
         notes,
+        strict: false,
     };
     report.ok = !report.failed(false);
     Ok(report)

@@ -14,7 +14,7 @@ use tempfile::TempDir;
 
 /// Variables that would point qctl at another database or change its
 /// output; cleared for every run (as bat's tests/utils/command.rs does).
-pub const CLEARED: [&str; 13] = [
+pub const CLEARED: [&str; 14] = [
     "DATABASE_URL",
     "QCTL_DATABASE_URL",
     "QCTL_CONFIG",
@@ -28,6 +28,8 @@ pub const CLEARED: [&str; 13] = [
     "PGSSLROOTCERT",
     "PGCONNECT_TIMEOUT",
     "TERM",
+    // Set on GitHub's runners: it adds annotations to stderr.
+    "GITHUB_ACTIONS",
 ];
 
 pub struct Sandbox {
