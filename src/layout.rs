@@ -140,7 +140,9 @@ impl Concept {
 
     /// Concepts a layout may compute from a SQL expression: read, never
     /// written, sorted on or indexed by qctl.
-    pub const EXPRESSIBLE: [Concept; 6] = [
+    pub const EXPRESSIBLE: [Concept; 8] = [
+        Concept::Id,
+        Concept::Payload,
         Concept::LockedUntil,
         Concept::LockedAt,
         Concept::LockedBy,
@@ -510,6 +512,19 @@ pub struct Layout {
     /// `retry` and `retry_all`, run in order in one transaction (see
     /// [`STEP_KINDS`]).
     pub steps: std::collections::BTreeMap<String, Vec<String>>,
+    /// The queue system's table of lock rows (Quartz's `QRTZ_LOCKS`) and
+    /// the SQL naming a row, so `blocked` says which lock a session waits
+    /// for.
+    pub semaphore: Option<Semaphore>,
+}
+
+/// A table whose rows are locks (`SELECT ... FOR UPDATE` semaphores).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Semaphore {
+    pub table: String,
+    /// A SQL expression over the table's columns naming the lock.
+    pub key: String,
 }
 
 /// The transitions a layout may do by its own statements, and what the
@@ -575,6 +590,7 @@ impl Layout {
                 system: None,
                 detected: None,
                 steps: Default::default(),
+                semaphore: None,
             }),
             "app-job-queue" => Ok(Layout {
                 preset: name.into(),
@@ -619,6 +635,7 @@ impl Layout {
                 system: None,
                 detected: None,
                 steps: Default::default(),
+                semaphore: None,
             }),
             other => Err(QctlError::usage(format!(
                 "unknown layout preset '{other}'; the presets are: {}",
@@ -769,7 +786,19 @@ impl Layout {
             if let Some(predicate) = predicate {
                 self.statuses.predicates[status as usize] =
                     Some(checked_sql(predicate, "state predicate")?.to_string());
-                self.statuses.values[status as usize] = Vec::new();
+                // Stored values given beside the predicate are what qctl
+                // writes for the state (Quartz: WAITING); a predicate alone
+                // replaces a preset's values.
+                let values_given = match status {
+                    Status::Pending => statuses.pending.is_some(),
+                    Status::Running => statuses.running.is_some(),
+                    Status::Done => statuses.done.is_some(),
+                    Status::Failed => statuses.failed.is_some(),
+                    Status::Cancelled => statuses.cancelled.is_some(),
+                };
+                if !values_given {
+                    self.statuses.values[status as usize] = Vec::new();
+                }
             }
         }
         if let Some(ready) = &predicates.ready {
@@ -816,6 +845,11 @@ impl Layout {
                 checked_sql(&flat, "step")?;
             }
             self.steps.insert(kind.clone(), statements.clone());
+        }
+        if let Some(semaphore) = &overrides.semaphore {
+            TableName::parse(&semaphore.table)?;
+            checked_sql(&semaphore.key, "semaphore key")?;
+            self.semaphore = Some(semaphore.clone());
         }
         if let Some(on_complete) = &overrides.on_complete {
             self.complete_deletes = match on_complete.as_str() {
@@ -952,6 +986,8 @@ pub struct LayoutOverrides {
     /// Transitions done by the layout's own statements (see `STEP_KINDS`).
     #[serde(default)]
     pub steps: std::collections::BTreeMap<String, Vec<String>>,
+    /// The queue system's lock-row table, for `blocked`.
+    pub semaphore: Option<Semaphore>,
 }
 
 impl LayoutOverrides {
@@ -974,6 +1010,7 @@ impl LayoutOverrides {
             expressions,
             stale_after,
             steps,
+            semaphore,
         } = self;
         let StatusOverrides {
             pending,
@@ -1009,6 +1046,7 @@ impl LayoutOverrides {
             && expressions.is_empty()
             && stale_after.is_none()
             && steps.is_empty()
+            && semaphore.is_none()
     }
 }
 

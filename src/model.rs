@@ -549,6 +549,10 @@ pub struct WaitingSession {
     pub on_queue_table: bool,
     /// The job rows it waits for, where the lock says which.
     pub waiting_for_jobs: Vec<JobId>,
+    /// Rows of the queue system's lock table it waits for (Quartz's
+    /// `QRTZ_LOCKS`), by name.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waiting_for_locks: Vec<String>,
 }
 
 /// A session (or process) others wait on, or that holds a lock.
@@ -565,6 +569,10 @@ pub struct BlockingSession {
     pub root: bool,
     /// Job rows others wait for that this session holds.
     pub holds_jobs: Vec<JobId>,
+    /// Rows of the queue system's lock table others wait for that this
+    /// session holds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub holds_locks: Vec<String>,
     /// The lock it holds, where the database says (SQLite: `writer`,
     /// `read`).
     #[serde(skip_serializing_if = "Option::is_none")]

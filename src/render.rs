@@ -833,6 +833,14 @@ fn render_blocked(report: &BlockedReport, styles: &Styles) -> String {
                         .join(", ")
                 )
             };
+            let jobs = if waiter.waiting_for_locks.is_empty() {
+                jobs
+            } else {
+                format!(
+                    "{jobs} wants lock {}",
+                    clean(&waiter.waiting_for_locks.join(", "))
+                )
+            };
             let table = if waiter.on_queue_table {
                 " [queue table]"
             } else {
@@ -885,6 +893,11 @@ fn render_blocked(report: &BlockedReport, styles: &Styles) -> String {
                     .collect::<Vec<_>>()
                     .join(", ")
             )
+        };
+        let holds = if root.holds_locks.is_empty() {
+            holds
+        } else {
+            format!("{holds} holds lock {}", clean(&root.holds_locks.join(", ")))
         };
         let _ = writeln!(
             out,

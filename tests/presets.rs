@@ -923,3 +923,111 @@ fn solid_queue_on_sqlite() {
         &["schema_sqlite.sql", "rows_sqlite.sql"],
     ));
 }
+
+// ----- Quartz ----------------------------------------------------------------
+
+#[test]
+fn quartz() {
+    let db = pg_with("quartz", &["schema.sql", "rows.sql"]);
+    assert_detected(&db, "quartz");
+    // t-acquired (ACQUIRED), t-nightly (firing on the live instance) and
+    // t-hourly (firing on web-2, which stopped checking in two hours ago).
+    assert_counts(
+        &totals(&db, &[]),
+        &[
+            ("pending", 2),
+            ("ready", 1),
+            ("scheduled", 1),
+            ("running", 3),
+            ("stale", 1),
+            ("done", 1),
+            ("failed", 1),
+            ("cancelled", 1),
+            ("other", 0),
+        ],
+    );
+    let hourly = db.json(&["show", "QuartzScheduler:mail.t-hourly"]);
+    assert_eq!(hourly["status"], "running");
+    assert_eq!(hourly["locked_by"], "web-21764470000000");
+    assert_eq!(hourly["payload"]["job"], "mail.sendEmail");
+    let due = chrono::DateTime::parse_from_rfc3339(hourly["run_at"].as_str().unwrap()).unwrap();
+    assert!(
+        (chrono::Utc::now() - due.with_timezone(&chrono::Utc)).num_minutes() >= 59,
+        "epoch milliseconds read as such: {hourly}"
+    );
+    assert_explains_own_claim(&db, "misfire_instr");
+    assert_refused(&db, &["purge", "--older-than", "1d", "--yes"], "Quartz");
+
+    // The cluster manager's recovery of web-2.
+    let dry = db.json(&["reap", "--dry-run"]);
+    assert_eq!(dry["requeued"], 1, "{dry}");
+    assert_eq!(
+        db.int("SELECT count(*) FROM qrtz_fired_triggers"),
+        3,
+        "dry run"
+    );
+    let reaped = db.json(&["reap"]);
+    assert_eq!(reaped["jobs"], dry["jobs"]);
+    assert_eq!(
+        db.int(
+            "SELECT count(*) FROM qrtz_fired_triggers WHERE instance_name = 'web-21764470000000'"
+        ),
+        0
+    );
+    assert_eq!(
+        db.int(
+            "SELECT count(*) FROM qrtz_scheduler_state WHERE instance_name = 'web-21764470000000'"
+        ),
+        0
+    );
+    assert_eq!(
+        db.int(
+            "SELECT count(*) FROM qrtz_triggers t JOIN qrtz_simple_triggers s USING (sched_name, trigger_name, trigger_group) \
+             WHERE t.trigger_group = 'RECOVERING_JOBS' AND t.trigger_state = 'WAITING' AND t.job_name = 'sendEmail'"
+        ),
+        1,
+        "the firing requested recovery"
+    );
+    assert_eq!(totals(&db, &[])["stale"], 0);
+
+    // resetTriggerFromErrorState.
+    db.json(&["retry", "QuartzScheduler:misc.t-broken"]);
+    assert_eq!(
+        db.value("SELECT trigger_state FROM qrtz_triggers WHERE trigger_name = 't-broken'"),
+        "WAITING"
+    );
+
+    // QRTZ_LOCKS: a scheduler holds TRIGGER_ACCESS, another waits.
+    let mut holder = db.client();
+    holder
+        .batch_execute(
+            "BEGIN; SELECT * FROM qrtz_locks WHERE lock_name = 'TRIGGER_ACCESS' FOR UPDATE",
+        )
+        .unwrap();
+    let url = db.url.clone();
+    let waiter = std::thread::spawn(move || {
+        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        c.batch_execute(
+            "SET lock_timeout = '20s'; BEGIN; SELECT * FROM qrtz_locks WHERE lock_name = 'TRIGGER_ACCESS' FOR UPDATE; COMMIT",
+        )
+        .unwrap();
+    });
+    let mut report = Value::Null;
+    for _ in 0..50 {
+        report = db.json(&["blocked"]);
+        if report["sessions"].as_array().is_some_and(|s| !s.is_empty()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(
+        report["sessions"][0]["waiting_for_locks"][0], "TRIGGER_ACCESS",
+        "{report}"
+    );
+    assert_eq!(
+        report["blockers"][0]["holds_locks"][0], "TRIGGER_ACCESS",
+        "{report}"
+    );
+    holder.batch_execute("COMMIT").unwrap();
+    waiter.join().unwrap();
+}

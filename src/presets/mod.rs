@@ -95,6 +95,7 @@ const FILES: &[(&str, &str)] = &preset_files![
     "delayed_job",
     "good_job",
     "solid_queue",
+    "quartz",
 ];
 
 static PRESETS: LazyLock<Vec<Preset>> = LazyLock::new(|| {

@@ -130,7 +130,11 @@ impl<'t> QueueSql<'t> {
         let Some(column) = self.t.col(Concept::Status) else {
             return Ok(None);
         };
-        if self.t.layout.statuses.predicate(status).is_some() {
+        // A state told by a predicate is written by the layout's writes,
+        // unless it also names stored values (Quartz: WAITING).
+        if self.t.layout.statuses.predicate(status).is_some()
+            && self.t.layout.statuses.written(status).is_none()
+        {
             return Ok(None);
         }
         let value = self.t.layout.statuses.written(status).ok_or_else(|| {
@@ -365,6 +369,19 @@ impl<'t> QueueSql<'t> {
 
     /// Joins assignments; a dialect whose assignments see earlier ones
     /// gets the counter writes last, after everything that reads them.
+    /// A transition that writes nothing would be an UPDATE without a SET:
+    /// the layout cannot do it.
+    fn writes_something(&self, sets: Vec<Set>, what: &str) -> Result<Vec<Set>> {
+        if sets.is_empty() {
+            return Err(QctlError::usage(format!(
+                "the {} layout writes nothing to {what} a job: give the state a stored value or \
+                 [layout.writes] for it",
+                self.t.layout.preset
+            )));
+        }
+        Ok(sets)
+    }
+
     fn sets(&self, mut sets: Vec<Set>) -> String {
         if self.d.assignments_see_new_values {
             sets.sort_by_key(|s| s.writes_counter);
@@ -834,7 +851,8 @@ impl<'t> QueueSql<'t> {
             );
         }
         sets.extend(self.now_set(Concept::UpdatedAt, b));
-        Ok(self.with_writes(Transition::Retry, sets, b))
+        let sets = self.with_writes(Transition::Retry, sets, b);
+        self.writes_something(sets, "retry")
     }
 
     /// Whether a job is a dead letter (and its state's name, to say

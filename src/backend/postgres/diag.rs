@@ -66,7 +66,9 @@ pub fn blocked(b: &mut PostgresBackend) -> Result<BlockedReport> {
            CASE WHEN a.wait_event IS NULL THEN NULL ELSE a.wait_event_type || ':' || a.wait_event END, a.query, \
            EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.relation IN (SELECT oid FROM queue_rel)), \
            ARRAY(SELECT l.relation::oid::int8 || ':(' || l.page || ',' || l.tuple || ')' FROM pg_locks l \
-                 WHERE l.pid = a.pid AND l.locktype = 'tuple' AND l.relation IN (SELECT oid FROM queue_rel)) \
+                 WHERE l.pid = a.pid AND l.locktype = 'tuple' AND l.relation IN (SELECT oid FROM queue_rel)), \
+           ARRAY(SELECT '(' || l.page || ',' || l.tuple || ')' FROM pg_locks l \
+                 WHERE l.pid = a.pid AND l.locktype = 'tuple' AND l.relation = to_regclass($2)) \
          FROM pg_stat_activity a \
          WHERE a.pid <> pg_backend_pid() AND a.datname = current_database() \
            AND cardinality(pg_blocking_pids(a.pid)) > 0 \
@@ -76,12 +78,20 @@ pub fn blocked(b: &mut PostgresBackend) -> Result<BlockedReport> {
     let mut tx = inspect_tx(&mut b.client, b.options.statement_timeout)?;
     let err =
         |e: postgres::Error| anyhow::anyhow!("blocked failed on PostgreSQL: {}", db_message(&e));
-    let rows = tx_query(&mut tx, &log, &waiting_sql, &[&table]).map_err(err)?;
+    // The queue system's lock rows (Quartz's QRTZ_LOCKS), when it has them.
+    let semaphore = b.table.layout.semaphore.clone();
+    let semaphore_table = semaphore
+        .as_ref()
+        .and_then(|s| crate::layout::TableName::parse(&s.table).ok())
+        .map(|t| crate::sql::dialect::POSTGRES.table(&t));
+    let rows = tx_query(&mut tx, &log, &waiting_sql, &[&table, &semaphore_table]).map_err(err)?;
     let mut sessions = Vec::new();
     let mut tuples: Vec<(i32, Vec<String>)> = Vec::new();
+    let mut lock_rows: Vec<Vec<String>> = Vec::new();
     for row in &rows {
         let pid: i32 = row.get(0);
         tuples.push((pid, row.get(10)));
+        lock_rows.push(row.get(11));
         sessions.push(WaitingSession {
             pid,
             blocked_by: row.get(1),
@@ -94,7 +104,25 @@ pub fn blocked(b: &mut PostgresBackend) -> Result<BlockedReport> {
             query: row.get(8),
             on_queue_table: row.get(9),
             waiting_for_jobs: Vec::new(),
+            waiting_for_locks: Vec::new(),
         });
+    }
+    // The lock each waiter wants, by its name in the lock table.
+    if let (Some(semaphore), Some(lock_table)) = (&semaphore, &semaphore_table) {
+        let lookup = format!(
+            "SELECT ({})::text FROM {lock_table} WHERE ctid = $1::text::tid",
+            semaphore.key
+        );
+        for (session, ctids) in sessions.iter_mut().zip(&lock_rows) {
+            for ctid in ctids {
+                for row in tx_query(&mut tx, &log, &lookup, &[ctid]).map_err(err)? {
+                    let name: String = row.get(0);
+                    if !session.waiting_for_locks.contains(&name) {
+                        session.waiting_for_locks.push(name);
+                    }
+                }
+            }
+        }
     }
     // The job each waiter wants: its tuple lock names the row (ctid).
     if table_exists {
@@ -145,19 +173,27 @@ pub fn blocked(b: &mut PostgresBackend) -> Result<BlockedReport> {
                     query: row.get(6),
                     root: !waiting.contains(&pid),
                     holds_jobs: Vec::new(),
+                    holds_locks: Vec::new(),
                     lock: None,
                     file: None,
                 }
             })
             .collect();
-    // A job row a waiter wants is held at the root of its chain.
+    // A job row (or lock row) a waiter wants is held at the root of its
+    // chain.
     for session in &sessions {
-        for job in &session.waiting_for_jobs {
-            for root in roots_of(session.pid, &sessions) {
-                if let Some(blocker) = blockers.iter_mut().find(|b| b.pid == root)
-                    && !blocker.holds_jobs.contains(job)
-                {
+        for root in roots_of(session.pid, &sessions) {
+            let Some(blocker) = blockers.iter_mut().find(|b| b.pid == root) else {
+                continue;
+            };
+            for job in &session.waiting_for_jobs {
+                if !blocker.holds_jobs.contains(job) {
                     blocker.holds_jobs.push(job.clone());
+                }
+            }
+            for lock in &session.waiting_for_locks {
+                if !blocker.holds_locks.contains(lock) {
+                    blocker.holds_locks.push(lock.clone());
                 }
             }
         }

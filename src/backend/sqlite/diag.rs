@@ -101,6 +101,7 @@ pub fn blocked(b: &mut SqliteBackend) -> Result<BlockedReport> {
             query: None,
             root: true,
             holds_jobs: Vec::new(),
+            holds_locks: Vec::new(),
             lock: Some(if h.writer {
                 "writer".into()
             } else {
