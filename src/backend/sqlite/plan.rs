@@ -331,6 +331,36 @@ fn path(program: &[Op], from: usize, to: usize, lo: usize, hi: usize) -> Option<
     None
 }
 
+/// The longest forward path from `from` to `to` (both included): a row
+/// handed to a LIMIT sort may take the longer branch that replaces the
+/// sort's current last row.
+fn longest(program: &[Op], from: usize, to: usize) -> Option<u64> {
+    let mut dp: Vec<Option<u64>> = vec![None; to + 1];
+    dp[from] = Some(1);
+    for at in from..to {
+        let Some(here) = dp[at] else { continue };
+        let op = &program[at];
+        let mut next = Vec::new();
+        if JUMPS.contains(&op.opcode.as_str())
+            && let Ok(target) = usize::try_from(op.p2)
+        {
+            next.push(target);
+        }
+        if !matches!(
+            op.opcode.as_str(),
+            "Goto" | "Halt" | "Return" | "EndCoroutine"
+        ) {
+            next.push(at + 1);
+        }
+        for n in next {
+            if n > at && n <= to {
+                dp[n] = Some(dp[n].map_or(here + 1, |d| d.max(here + 1)));
+            }
+        }
+    }
+    dp[to]
+}
+
 pub fn program_cost(program: &[Op]) -> ProgramCost {
     let mut cost = ProgramCost::default();
     let mut in_loop = vec![false; program.len()];
@@ -372,8 +402,10 @@ pub fn program_cost(program: &[Op]) -> ProgramCost {
                 .min()
         };
         let returned = via("ResultRow").unwrap_or(rejected);
-        let sorted = via("SorterInsert")
-            .or_else(|| via("IdxInsert"))
+        let sorted = (top..addr)
+            .filter(|&r| matches!(program[r].opcode.as_str(), "SorterInsert" | "IdxInsert"))
+            .filter_map(|r| Some(longest(program, top, r)? + longest(program, r, addr)? - 1))
+            .max()
             .unwrap_or(0);
         if cost.rejected == 0 || rejected < cost.rejected {
             cost.rejected = rejected;
