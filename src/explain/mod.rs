@@ -365,10 +365,7 @@ fn custom_sample<B: Backend + ?Sized>(
 /// `IS NULL` and boolean flags) where the database has partial indexes.
 pub fn derived_index(t: &crate::sql::schema::QueueTable, read_sql: &str) -> Option<IndexSpec> {
     let d = t.dialect;
-    let shape = sqltext::shape(read_sql, Lexer::of(d.name))?;
-    if !sqltext::base_name(&shape.table).eq_ignore_ascii_case(t.layout.table.name.as_str()) {
-        return None;
-    }
+    let shape = sqltext::shape(read_sql, Lexer::of(d.name), t.layout.table.name.as_str())?;
     let status = t
         .layout
         .column(Concept::Status)
@@ -538,7 +535,16 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
             sort_threshold: request.sort_threshold,
         };
         let plan = b.plan(&sample.stmt, how)?;
-        findings.extend(plan.findings);
+        // A sort that receives no more rows than the query returns only
+        // orders its result (an outer ORDER BY over `id IN (... LIMIT 1)`).
+        let result_sort = measured.as_ref().is_some_and(|m| {
+            sort_rows(&measured).is_some_and(|rows| rows <= m.rows_returned.max(1))
+        });
+        findings.extend(
+            plan.findings
+                .into_iter()
+                .filter(|f| !(result_sort && f.kind == FindingKind::TempSort)),
+        );
         let scans = findings.iter().any(|f| f.kind == FindingKind::FullScan);
         if scans && (small || !size.analyzed) && b.can_force_plans() {
             // On a small or never-analyzed table a scan may be the right

@@ -952,16 +952,42 @@ pub struct LiteralFilter {
     pub rest: String,
 }
 
-/// The shape of a single SELECT (a read part): its first table, the
-/// top-level AND-ed conditions of its WHERE, its ORDER BY.
-pub fn shape(sql: &str, lexer: Lexer) -> Option<QueryShape> {
+/// The shape of the SELECT of a read part that picks rows of `table`:
+/// its first table, the top-level AND-ed conditions of its WHERE, its
+/// ORDER BY.
+pub fn shape(sql: &str, lexer: Lexer, table: &str) -> Option<QueryShape> {
     let tokens = tokenize(sql, lexer);
-    // The outermost SELECT that is not a CTE: the last depth-0 SELECT.
-    let select = tokens
-        .iter()
-        .rposition(|t| t.depth == 0 && t.is("select"))?;
-    let top = &tokens[select..];
-    let from = top.iter().position(|t| t.depth == 0 && t.is("from"))?;
+    // Every SELECT block; the one that picks rows of the table (ORDER BY
+    // and LIMIT) wins over one that only reads it (an outer SELECT of
+    // `id IN (...)`).
+    let mut best: Option<(u8, QueryShape)> = None;
+    for (k, t) in tokens.iter().enumerate() {
+        if !t.is("select") {
+            continue;
+        }
+        let end = (k + 1..tokens.len())
+            .find(|&i| tokens[i].depth < t.depth)
+            .unwrap_or(tokens.len());
+        let block = &tokens[k..end];
+        let Some(shape) = block_shape(block) else {
+            continue;
+        };
+        if !base_name(&shape.table).eq_ignore_ascii_case(base_name(table)) {
+            continue;
+        }
+        let top = |word: &str| block.iter().any(|b| b.depth == t.depth && b.is(word));
+        let rank = 1 + u8::from(top("order")) + u8::from(top("limit"));
+        if best.as_ref().is_none_or(|(r, _)| rank > *r) {
+            best = Some((rank, shape));
+        }
+    }
+    best.map(|(_, shape)| shape)
+}
+
+/// The shape of one SELECT block (tokens from its SELECT to its end).
+fn block_shape(top: &[Token]) -> Option<QueryShape> {
+    let d0 = top.first()?.depth;
+    let from = top.iter().position(|t| t.depth == d0 && t.is("from"))?;
     let (table, _) = tables(&top[from..]).into_iter().next()?;
     let mut shape = QueryShape {
         table,
@@ -969,10 +995,10 @@ pub fn shape(sql: &str, lexer: Lexer) -> Option<QueryShape> {
     };
     let end_of = |start: usize, stops: &[&str]| {
         (start..top.len())
-            .find(|&i| top[i].depth == 0 && stops.iter().any(|s| top[i].is(s)))
+            .find(|&i| top[i].depth == d0 && stops.iter().any(|s| top[i].is(s)))
             .unwrap_or(top.len())
     };
-    if let Some(w) = top.iter().position(|t| t.depth == 0 && t.is("where")) {
+    if let Some(w) = top.iter().position(|t| t.depth == d0 && t.is("where")) {
         let end = end_of(
             w + 1,
             &["order", "limit", "for", "group", "offset", "union"],
@@ -980,7 +1006,7 @@ pub fn shape(sql: &str, lexer: Lexer) -> Option<QueryShape> {
         let mut parts: Vec<(usize, usize)> = Vec::new();
         let mut start = w + 1;
         for i in w + 1..=end {
-            if i == end || (top[i].depth == 0 && top[i].is("and") && !between_and(top, i)) {
+            if i == end || (top[i].depth == d0 && top[i].is("and") && !between_and(top, i)) {
                 parts.push((start, i));
                 start = i + 1;
             }
@@ -989,11 +1015,11 @@ pub fn shape(sql: &str, lexer: Lexer) -> Option<QueryShape> {
             conjunct(&top[s..e], &mut shape);
         }
     }
-    if let Some(o) = top.iter().position(|t| t.depth == 0 && t.is("order")) {
+    if let Some(o) = top.iter().position(|t| t.depth == d0 && t.is("order")) {
         let end = end_of(o + 2, &["limit", "for", "offset"]);
         let mut start = o + 2;
         for i in o + 2..=end {
-            if i == end || (top[i].depth == 0 && top[i].punct(",")) {
+            if i == end || (top[i].depth == d0 && top[i].punct(",")) {
                 if let Some((_, column)) = column_at(top, start) {
                     // DESC and NULLS FIRST/LAST as written: the index must
                     // hold the same order to serve the sort.
@@ -1242,6 +1268,7 @@ mod tests {
              scheduled_at <= coalesce ( $2 :: timestamptz , now ( ) ) ORDER BY priority ASC , \
              scheduled_at ASC , id ASC LIMIT $3",
             Lexer::Postgres,
+            "river_job",
         )
         .unwrap();
         assert_eq!(s.table, "river_job");
@@ -1266,6 +1293,7 @@ mod tests {
             "SELECT id FROM delayed_jobs WHERE ((run_at <= $1 AND (locked_at IS NULL OR locked_at < $2)) \
              OR locked_by = $3) AND failed_at IS NULL ORDER BY priority ASC, run_at ASC LIMIT 1",
             Lexer::Postgres,
+            "delayed_jobs",
         )
         .unwrap();
         assert!(s.equality.is_empty() && s.range.is_empty());
@@ -1274,6 +1302,7 @@ mod tests {
             "SELECT j.id FROM pgboss.job j WHERE j.name = 'email' AND j.state < 'active' AND NOT j.blocked \
              AND j.start_after <= now() ORDER BY j.priority DESC, j.created_on",
             Lexer::Postgres,
+            "job",
         )
         .unwrap();
         assert_eq!(s.table, "pgboss.job");
