@@ -379,9 +379,11 @@ pub fn derived_index(t: &crate::sql::schema::QueueTable, read_sql: &str) -> Opti
         let flag = rest.starts_with("IS ") || rest == "= TRUE" || rest == "= FALSE";
         let on_status =
             status.as_deref() == Some(column.as_str()) || column == "status" || column == "state";
+        let equality = rest.starts_with("= ") || rest.starts_with("IN ");
         if d.partial_indexes && (on_status || flag) {
             predicate.push(format!("{} {}", quote(&filter.column)?, filter.rest));
-        } else if !leading.contains(&filter.column) {
+        } else if (equality || on_status) && !leading.contains(&filter.column) {
+            // A fixed value still narrows the index from its front.
             leading.push(filter.column.clone());
         }
     }

@@ -310,6 +310,30 @@ fn from_sample(
     }
 }
 
+/// A value read as text, as the number it may be; an array's first
+/// element (the placeholder it fills is bound as a one-element array).
+fn typed(text: &str) -> Value {
+    let text = match text.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
+        Some(inner) => inner
+            .split(',')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .trim_matches('"')
+            .to_string(),
+        None => text.to_string(),
+    };
+    if let Ok(n) = text.parse::<i64>() {
+        Value::Int(n)
+    } else if let Ok(f) = text.parse::<f64>()
+        && f.is_finite()
+    {
+        Value::Float(f)
+    } else {
+        Value::Text(text)
+    }
+}
+
 /// A value of `column` from the first of `tables` that has one.
 fn sample<B: Backend + ?Sized>(
     b: &mut B,
@@ -326,8 +350,10 @@ fn sample<B: Backend + ?Sized>(
             .map(|p| Ident::new(p, "table").ok().map(|i| d.ident(&i)))
             .collect();
         let Some(parts) = parts else { continue };
+        // As text, whatever the type: every database can say it, and the
+        // bind is then encoded for the placeholder's own type.
         let sql = format!(
-            "SELECT {c} FROM {t} WHERE {c} IS NOT NULL LIMIT 1",
+            "SELECT CAST({c} AS TEXT) FROM {t} WHERE {c} IS NOT NULL LIMIT 1",
             c = d.ident(&col),
             t = parts.join(".")
         );
@@ -337,9 +363,9 @@ fn sample<B: Backend + ?Sized>(
         });
         if let Ok(rows) = rows
             && let Some(value) = rows.into_iter().next().and_then(|r| r.into_iter().next())
-            && !value.is_null()
+            && let Some(text) = value.into_text()
         {
-            return Ok(Some((table.clone(), value)));
+            return Ok(Some((table.clone(), typed(&text))));
         }
     }
     Ok(None)

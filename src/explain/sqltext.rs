@@ -477,7 +477,10 @@ fn is_keyword(word: &str) -> bool {
     KEYWORDS.contains(&word)
 }
 
-const COMPARISONS: [&str; 8] = ["=", "==", "<", "<=", ">", ">=", "<>", "!="];
+/// Comparison operators, with the array overlap and containment ones.
+const COMPARISONS: [&str; 11] = [
+    "=", "==", "<", "<=", ">", ">=", "<>", "!=", "&&", "@>", "<@",
+];
 
 /// Skips back from just before a placeholder over what may stand between
 /// it and its column: a cast, `(`, `ANY`/`ALL`/`IN`, a wrapping call such
