@@ -437,7 +437,10 @@ impl Render for ExplainReport {
                 out,
                 "{} {}",
                 format!("{} query:", check.query).style(styles.strong),
-                clean(&check.sql).style(styles.dim)
+                // An application's file keeps its line breaks in JSON; one
+                // line here.
+                clean(&check.sql.split_whitespace().collect::<Vec<_>>().join(" "))
+                    .style(styles.dim)
             );
             let _ = writeln!(out, "  plan:");
             for (i, line) in check.lines.iter().enumerate() {

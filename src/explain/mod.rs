@@ -523,12 +523,11 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
         };
         // Judge a sort by the rows it receives: PostgreSQL's Sort node
         // input; on SQLite at most the rows examined.
-        let sort_rows = |m: &Option<Measured>| match m {
-            Some(m) => Some(
+        let sort_rows = |m: &Option<Measured>| {
+            m.as_ref().map(|m| {
                 m.sort_input_rows
-                    .unwrap_or_else(|| m.rows_examined.min(backlog_here.max(m.rows_returned))),
-            ),
-            None => None,
+                    .unwrap_or_else(|| m.rows_examined.min(backlog_here.max(m.rows_returned)))
+            })
         };
         let how = PlanHow {
             forced: false,

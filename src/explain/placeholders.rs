@@ -124,6 +124,9 @@ fn time_like(column: &str) -> bool {
         || c.contains("time")
 }
 
+/// A finding about one parameter, by its number.
+pub type NumberedFinding = (usize, PlanFinding);
+
 /// The values to bind for `sql`'s `count` parameters (`types`: the type
 /// the server infers for each, where it does), and a finding for each one
 /// qctl could not guess from the layout, by parameter number.
@@ -132,7 +135,7 @@ pub fn bind_values<B: Backend + ?Sized>(
     sql: &str,
     types: &[Option<String>],
     queue: Option<&str>,
-) -> Result<(Vec<Bind>, Vec<(usize, PlanFinding)>)> {
+) -> Result<(Vec<Bind>, Vec<NumberedFinding>)> {
     let lexer = Lexer::of(b.name());
     let guesses = guess_placeholders(sql, lexer, &b.table().layout);
     let tokens = sqltext::tokenize(sql, lexer);

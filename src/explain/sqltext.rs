@@ -1068,11 +1068,14 @@ fn conjunct(part: &[Token], shape: &mut QueryShape) {
     if part.iter().any(|t| t.depth == depth && t.is("or")) {
         return;
     }
-    let literal_only = part.iter().all(|t| {
-        !matches!(t.kind, TokKind::Param)
-            && !(t.kind == TokKind::Word && t.text.eq_ignore_ascii_case("now"))
-            && !(t.kind == TokKind::Word && t.text.to_ascii_lowercase().starts_with("current_"))
-    }) && !part.iter().any(|t| t.punct("("));
+    // The clock is not a literal: `run_at <= now()` is a range.
+    let varies = |t: &Token| {
+        t.kind == TokKind::Param
+            || (t.kind == TokKind::Word
+                && (t.text.eq_ignore_ascii_case("now")
+                    || t.text.to_ascii_lowercase().starts_with("current_")))
+    };
+    let literal_only = !part.iter().any(varies) && !part.iter().any(|t| t.punct("("));
     // NOT col / col (a boolean column)
     let (negated, at) = if first.is("not") {
         (true, 1)

@@ -504,18 +504,16 @@ pub fn measure(b: &mut SqliteBackend, stmt: &Stmt) -> Result<Measured> {
     // rows returned took the returning path, the rest the rejecting one.
     let (examined, estimated) = if cost.loops == 1 && fullscan > 0 {
         (fullscan + 1, false)
-    } else if let Some(sorted) = sorted_rows.filter(|_| cost.rejected > 0) {
-        let rest = vm
-            .saturating_sub(cost.once)
-            .saturating_sub(sorted * cost.sorted);
-        (sorted + rest / cost.rejected, true)
-    } else if cost.rejected > 0 {
-        let rest = vm
-            .saturating_sub(cost.once)
-            .saturating_sub(returned * cost.returned);
-        (returned + rest / cost.rejected, true)
     } else {
-        (returned, true)
+        // Rows handed to a sort took the sorting path; else the rows
+        // returned took the returning path.
+        let (kept, path) = match sorted_rows {
+            Some(sorted) => (sorted, cost.sorted),
+            None => (returned, cost.returned),
+        };
+        let rest = vm.saturating_sub(cost.once).saturating_sub(kept * path);
+        let passed = rest.checked_div(cost.rejected).unwrap_or(0);
+        (kept + passed, true)
     };
     let examined = examined.max(fullscan + autoindex).max(returned);
     let mut counters = serde_json::Map::new();
