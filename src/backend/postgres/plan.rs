@@ -40,11 +40,23 @@ pub fn plan(b: &mut PostgresBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> 
     let mut lines = Vec::new();
     let mut findings = Vec::new();
     walk_plan(&doc[0]["Plan"], 0, &mut lines, &mut findings, how);
-    // A scan of another table (a queue-lock table the claim joins) that a
-    // LIMIT stops early is that table's business, not the queue's.
-    let queue_table = b.table.layout.table.name.as_str().to_string();
+    // A scan of another table the statement names (a queue-lock table the
+    // claim joins) that a LIMIT stops early is that table's business, not
+    // the queue's. (A partition of the queue table is the queue's.)
+    let queue_table = b.table.layout.table.name.as_str().to_ascii_lowercase();
+    let lexer = crate::explain::sqltext::Lexer::Postgres;
+    let others: Vec<String> =
+        crate::explain::sqltext::tables(&crate::explain::sqltext::tokenize(&stmt.sql, lexer))
+            .into_iter()
+            .map(|(name, _)| crate::explain::sqltext::base_name(&name).to_ascii_lowercase())
+            .filter(|name| *name != queue_table)
+            .collect();
     findings.retain(|f| {
-        f.kind != FindingKind::LimitedScan || f.subject.as_deref() == Some(queue_table.as_str())
+        f.kind != FindingKind::LimitedScan
+            || !f
+                .subject
+                .as_ref()
+                .is_some_and(|rel| others.contains(&rel.to_ascii_lowercase()))
     });
     Ok(Plan {
         doc,
