@@ -353,7 +353,7 @@ purge\t''
 all\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l queue -d 'The queue the claim query is checked for [default: default, when the layout has queues]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l sort-threshold -d 'A temporary sort of more rows than this is an error, not a warning' -r
-complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l sql -d 'Check the application\'s own claim query from FILE instead of qctl\'s; its placeholders are bound with realistic values guessed from the columns they are compared with' -r -F
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l sql -d 'Check the application\'s own claim query from FILE instead of qctl\'s; its placeholders are bound as the application binds them, typed by the columns they are compared with (a guessed value makes the verdict provisional)' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
@@ -371,7 +371,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l connect-time
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l strict -d 'Fail (exit 1) on warnings too'
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l apply -d 'Create the suggested indexes, refresh statistics and check again'
-complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l analyze -d 'PostgreSQL: run the query too (EXPLAIN ANALYZE), inside a transaction that always rolls back'
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l analyze -d 'Include the analyzed plan of the measured read part in the JSON (PostgreSQL\'s EXPLAIN ANALYZE; the read part of every query is measured anyway, never its write)'
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s h -l help -d 'Print help'

@@ -576,12 +576,13 @@ pub struct ExplainArgs {
     pub sort_threshold: u64,
 
     /// Check the application's own claim query from FILE instead of qctl's; its placeholders
-    /// are bound with realistic values guessed from the columns they are compared with
+    /// are bound as the application binds them, typed by the columns they are compared with
+    /// (a guessed value makes the verdict provisional)
     #[arg(long, value_name = "FILE", conflicts_with = "query")]
     pub sql: Option<PathBuf>,
 
-    /// PostgreSQL: run the query too (EXPLAIN ANALYZE), inside a transaction that always rolls
-    /// back
+    /// Include the analyzed plan of the measured read part in the JSON (PostgreSQL's EXPLAIN
+    /// ANALYZE; the read part of every query is measured anyway, never its write)
     #[arg(long)]
     pub analyze: bool,
 }

@@ -596,7 +596,10 @@ impl Render for ExplainReport {
                 out,
                 "{} {}",
                 format!("{} query:", check.query).style(styles.strong),
-                clean(&check.sql).style(styles.dim)
+                // An application's file keeps its line breaks in JSON; one
+                // line here.
+                clean(&check.sql.split_whitespace().collect::<Vec<_>>().join(" "))
+                    .style(styles.dim)
             );
             let _ = writeln!(out, "  plan:");
             for (i, line) in check.lines.iter().enumerate() {
@@ -620,6 +623,34 @@ impl Render for ExplainReport {
                     None => {
                         let _ = writeln!(out, "    {indent}{}", clean(&line.text));
                     }
+                }
+            }
+            match &check.measure {
+                Some(m) => {
+                    let about = if m.measured.estimated { "~" } else { "" };
+                    let counters: Vec<String> = m
+                        .measured
+                        .counters
+                        .iter()
+                        .map(|(k, v)| format!("{k} {v}"))
+                        .collect();
+                    let _ = writeln!(
+                        out,
+                        "  rows_examined: {about}{} for {} returned ({:.0} per row, budget {}{}; {})",
+                        thousands(m.measured.rows_examined as i64),
+                        thousands(m.measured.rows_returned as i64),
+                        m.per_row,
+                        thousands(m.budget as i64),
+                        if m.measured.forced {
+                            ", measured with sequential scans off"
+                        } else {
+                            ""
+                        },
+                        counters.join(", ")
+                    );
+                }
+                None => {
+                    let _ = writeln!(out, "  rows_examined: not measured");
                 }
             }
             if check.findings.is_empty() {
@@ -661,15 +692,24 @@ impl Render for ExplainReport {
             out.push('\n');
         }
         let verdict = if self.ok {
-            "ok: the hot queries use indexes"
+            "ok: the hot queries use indexes and examine few rows per row returned"
                 .style(styles.good)
                 .to_string()
         } else {
-            "problem: a hot query scans or sorts the table"
+            "problem: a hot query scans, sorts or walks the table"
                 .style(styles.bad)
                 .to_string()
         };
         let _ = writeln!(out, "{verdict}");
+        if self.provisional {
+            let _ = writeln!(
+                out,
+                "{}",
+                "provisional: some placeholder was bound a guessed value, or the query's work could \
+                 not be measured (see the warnings above)"
+                    .style(styles.warn)
+            );
+        }
         out
     }
 

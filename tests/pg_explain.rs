@@ -181,11 +181,23 @@ fn an_applications_own_query_and_explain_analyze() {
         "--analyze",
     ]);
     assert_eq!(analyzed.code, 1, "{}", analyzed.stderr);
-    let plan = &analyzed.json()["checks"][0]["plan"][0];
+    let report = analyzed.json();
+    // The statement's plan is only planned; the read part ran, without its
+    // locking clause, in a read-only transaction.
+    assert!(report["checks"][0]["plan"][0]["Execution Time"].is_null());
+    let measure = &report["checks"][0]["measure"];
     assert!(
-        plan["Execution Time"].is_number(),
-        "EXPLAIN ANALYZE ran: {plan}"
+        measure["plan"][0]["Execution Time"].is_number(),
+        "EXPLAIN ANALYZE ran: {measure}"
     );
+    let read = measure["sql"].as_str().unwrap();
+    assert!(
+        read.starts_with("SELECT id FROM jobs") && !read.contains("FOR UPDATE"),
+        "{read}"
+    );
+    // It sorted the 15,000 pending jobs it read through the status index.
+    assert_eq!(measure["sort_input_rows"], 15_000, "{measure}");
+    assert_eq!(report["checks"][0]["rows_examined"], 15_000);
     assert_eq!(db.count("status = 'running'"), before, "and rolled back");
 }
 

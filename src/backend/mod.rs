@@ -23,7 +23,7 @@ use crate::layout::{Concept, Ident, Layout, Status};
 use crate::model::{BenchReport, BlockedReport, EnqueueOutcome, LocksReport, NewJob};
 use crate::sql::ddl::IndexSpec;
 use crate::sql::schema::QueueTable;
-use crate::sql::{Bind, Row, Stmt, Value};
+use crate::sql::{Row, Stmt, Value};
 use crate::target::Target;
 
 pub use crate::request::*;
@@ -103,16 +103,18 @@ pub struct TableSize {
     pub analyzed: bool,
 }
 
-/// How to plan a statement.
+/// How to plan a statement. Planning never runs it: the work of a run
+/// is measured on the read part alone ([`Backend::measure`]).
 #[derive(Debug, Clone, Copy)]
 pub struct PlanHow {
-    /// Run it too (EXPLAIN ANALYZE), in a transaction that rolls back.
-    pub analyze: bool,
     /// Plan with sequential scans and sorts discouraged, to tell "no
     /// usable index" from "the table is too small to bother".
     pub forced: bool,
-    /// Rows the query's filter matches, which a sort must sort.
+    /// Rows the query's filter matches.
     pub backlog: u64,
+    /// Rows a sort receives, as measured; None when not measured (the
+    /// planner's estimate, else the backlog, stands in).
+    pub sort_rows: Option<u64>,
     pub sort_threshold: u64,
 }
 
@@ -195,13 +197,22 @@ pub trait Backend {
     fn can_force_plans(&self) -> bool {
         false
     }
-    /// Values for the placeholders of an application's own query, and a
-    /// finding for each it could not guess.
-    fn guess_binds(
+    /// The parameters of an application's own statement: one entry per
+    /// parameter number, with the type the server infers where it does.
+    /// Fails when the database cannot prepare the statement.
+    fn describe_params(&mut self, sql: &str) -> Result<Vec<Option<String>>>;
+    /// Runs a read part (a SELECT without locking clause) once in a
+    /// transaction that rolls back, and counts its work; `forced` with
+    /// sequential scans discouraged, `with_plan` keeping the analyzed plan.
+    /// None where the backend cannot count.
+    fn measure(
         &mut self,
-        sql: &str,
-        queue: Option<&str>,
-    ) -> Result<(Vec<Bind>, Vec<PlanFinding>)>;
+        _stmt: &Stmt,
+        _forced: bool,
+        _with_plan: bool,
+    ) -> Result<Option<crate::explain::Measured>> {
+        Ok(None)
+    }
     fn index_state(&mut self, name: &Ident) -> Result<IndexState>;
     /// Creates indexes (without blocking writers where it can) and
     /// refreshes the planner's statistics.

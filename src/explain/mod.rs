@@ -1,24 +1,29 @@
-//! `explain-claim`: the plan of each hot query, what is wrong with it, and
-//! the index that fixes it, judged by one rule for every database. The
-//! backends only plan a statement and say what its lines mean.
+//! `explain-claim`: the plan of each hot query, the work one run of it
+//! really does, what is wrong with them, and the index that fixes it,
+//! judged by one rule for every database. The backends only plan a
+//! statement, say what its lines mean, and count the work of a run.
 
+pub mod measure;
 pub mod placeholders;
+pub mod sqltext;
 
 use anyhow::Result;
 use serde::Serialize;
 
 use crate::backend::{Backend, IndexState, PlanHow, TxMode};
 use crate::engine::{first_int, in_tx};
-use crate::layout::Status;
+use crate::layout::{Concept, Ident, Status};
 use crate::request::{
     ClaimRequest, ExplainRequest, ExplainTarget, PurgeRequest, ReapRequest, StaleRule,
 };
 use crate::sql::Stmt;
-use crate::sql::ddl::IndexSpec;
+use crate::sql::ddl::{IndexPurpose, IndexSpec};
 use crate::sql::dialect::LockMode;
 use crate::sql::queue::QueueSql;
 
+pub use measure::{Measure, Measured};
 pub use placeholders::{Guess, guess_placeholders};
+use sqltext::Lexer;
 
 /// Below this many rows a plan is not representative.
 pub const SMALL_TABLE_ROWS: f64 = 1_000.0;
@@ -47,6 +52,9 @@ pub enum FindingKind {
     BitmapScan,
     /// SQLite builds a throwaway index on every run.
     AutomaticIndex,
+    /// One run examines far more rows than it returns: it walks through
+    /// history (or other states) whatever the plan's shape says.
+    HistoryWalk,
     /// The table is too small for the plan to mean much.
     SmallTable,
     /// The planner has no statistics for the table.
@@ -57,6 +65,11 @@ pub enum FindingKind {
     InvalidIndex,
     /// A placeholder of `--sql` was bound NULL, so the plan may differ.
     UnboundParameter,
+    /// A placeholder of `--sql` was bound a value qctl found in the
+    /// column or guessed from its type, not one the layout names.
+    GuessedParameter,
+    /// The read part of `--sql` could not be run to count its work.
+    NotMeasured,
 }
 
 impl FindingKind {
@@ -70,6 +83,18 @@ impl FindingKind {
                 | FindingKind::TempSort
                 | FindingKind::BitmapScan
                 | FindingKind::AutomaticIndex
+                | FindingKind::HistoryWalk
+        )
+    }
+
+    /// Whether it makes the verdict provisional: the query was not
+    /// checked as the application runs it.
+    pub fn provisional(self) -> bool {
+        matches!(
+            self,
+            FindingKind::UnboundParameter
+                | FindingKind::GuessedParameter
+                | FindingKind::NotMeasured
         )
     }
 }
@@ -115,7 +140,16 @@ pub struct QueryCheck {
     pub sql: String,
     /// The backend's own plan document.
     pub plan: serde_json::Value,
+    /// Rows one run of the read part examined (null when it could not
+    /// run), and rows it returned.
+    pub rows_examined: Option<u64>,
+    pub rows_returned: Option<u64>,
+    /// The measurement: the statement run, the counters, the budget.
+    pub measure: Option<Measure>,
     pub findings: Vec<PlanFinding>,
+    /// Some value or step was guessed: the verdict may change with the
+    /// application's own values.
+    pub provisional: bool,
     #[serde(skip)]
     pub lines: Vec<PlanLine>,
 }
@@ -125,6 +159,8 @@ pub struct ExplainReport {
     pub backend: &'static str,
     pub table: String,
     pub ok: bool,
+    /// Whether any check is provisional (see [`QueryCheck::provisional`]).
+    pub provisional: bool,
     pub checks: Vec<QueryCheck>,
     pub suggested_indexes: Vec<String>,
     /// Indexes created by `--apply` before this check ran.
@@ -150,13 +186,28 @@ impl ExplainReport {
     }
 }
 
-/// The statement each hot query runs, as qctl runs it, with the rows its
-/// filter matches (what a sort must sort) and the index that serves it.
+/// The statement each hot query runs, as qctl runs it, its read part (the
+/// rows it picks, measured without writing), the state whose rows it may
+/// pass, and the index that serves it.
 struct Sample {
     stmt: Stmt,
-    backlog_state: Option<Status>,
+    /// The read part, a SELECT without a locking clause; None when it
+    /// cannot be found in an application's statement.
+    read: Option<Stmt>,
+    state: Option<Status>,
     /// The index that serves it, where qctl can say which.
     index: Option<IndexSpec>,
+}
+
+/// A pick statement without its locking clause: row locks are writes.
+fn unlocked(stmt: Stmt, lock: &str) -> Stmt {
+    match stmt.sql.strip_suffix(lock) {
+        Some(sql) if !lock.is_empty() => Stmt {
+            sql: sql.to_string(),
+            binds: stmt.binds,
+        },
+        _ => stmt,
+    }
 }
 
 /// The sample of a hot query, or why the layout has no such query (no
@@ -169,7 +220,7 @@ fn sample<B: Backend + ?Sized>(
 ) -> Result<std::result::Result<Sample, String>> {
     let t = b.table();
     let q = QueueSql::new(t, chrono::Utc::now());
-    use crate::layout::Concept;
+    let lock = t.dialect.lock(LockMode::SkipLocked);
     let lacks = |what: &str| {
         Err(format!(
             "no {} query to check: the {} layout has no {what}",
@@ -198,6 +249,7 @@ fn sample<B: Backend + ?Sized>(
                     .column(Concept::LockedUntil)
                     .map(|_| std::time::Duration::from_secs(300)),
             };
+            let pick = q.claim_pick(&claim, LockMode::SkipLocked)?;
             // The whole claim where qctl can run one; its read part where
             // the dialect splits it or the table has no worker column to
             // write (the read part is what an index serves).
@@ -207,11 +259,12 @@ fn sample<B: Backend + ?Sized>(
             } else if t.dialect.update_returning && t.q(Concept::LockedBy).is_some() {
                 q.claim(&claim, LockMode::SkipLocked)?
             } else {
-                q.claim_pick(&claim, LockMode::SkipLocked)?
+                pick.clone()
             };
             Sample {
                 stmt,
-                backlog_state: Some(Status::Pending),
+                read: Some(unlocked(pick, lock)),
+                state: Some(Status::Pending),
                 index: Some(IndexSpec::claim(t)),
             }
         }
@@ -226,9 +279,11 @@ fn sample<B: Backend + ?Sized>(
                 wait: false,
                 show: 0,
             };
+            let stmt = q.reap_pick(&reap)?;
             Sample {
-                stmt: q.reap_pick(&reap)?,
-                backlog_state: Some(Status::Running),
+                read: Some(unlocked(stmt.clone(), lock)),
+                stmt,
+                state: Some(Status::Running),
                 index: IndexSpec::state(t),
             }
         }
@@ -248,16 +303,147 @@ fn sample<B: Backend + ?Sized>(
                 dry_run: false,
                 batch_size: 1000,
             };
+            let stmt = q.purge_pick(&purge)?;
             Sample {
-                stmt: q.purge_pick(&purge)?,
-                backlog_state: None,
+                read: Some(unlocked(stmt.clone(), lock)),
+                stmt,
+                // A purge returns what it examines: it may pass nothing.
+                state: None,
                 index: IndexSpec::state(t),
             }
         }
     }))
 }
 
-/// How many rows a state holds (in the claim's queue), for sizing sorts.
+/// The application's own claim (`--sql`), bound as the application binds
+/// it, its read part, and the index derived from that read part.
+fn custom_sample<B: Backend + ?Sized>(
+    b: &mut B,
+    sql: &str,
+    queue: Option<&str>,
+    findings: &mut Vec<PlanFinding>,
+) -> Result<Sample> {
+    let types = b.describe_params(sql)?;
+    let (binds, guessed) = placeholders::bind_values(b, sql, &types, queue)?;
+    let lexer = Lexer::of(b.name());
+    let t = b.table();
+    let read = sqltext::read_part(sql, lexer, t.layout.table.name.as_str()).map(|part| Stmt {
+        binds: part
+            .params
+            .iter()
+            .map(|&n| binds.get(n - 1).cloned().unwrap_or(crate::sql::Bind::Null))
+            .collect(),
+        sql: part.sql,
+    });
+    // Only the read part's placeholders decide the verdict.
+    let read_numbers: Vec<usize> = sqltext::read_part(sql, lexer, t.layout.table.name.as_str())
+        .map(|p| p.params)
+        .unwrap_or_default();
+    findings.extend(
+        guessed
+            .into_iter()
+            .filter(|(number, _)| read.is_none() || read_numbers.contains(number))
+            .map(|(_, finding)| finding),
+    );
+    if read.is_none() {
+        findings.push(PlanFinding::new(
+            Severity::Warning,
+            FindingKind::NotMeasured,
+            format!(
+                "found no SELECT reading {} in the statement to run without writing, so its work \
+                 was not measured: the verdict rests on the plan's shape alone",
+                t.layout.table
+            ),
+        ));
+    }
+    let index = read
+        .as_ref()
+        .and_then(|r| derived_index(t, &r.sql))
+        .or_else(|| Some(IndexSpec::claim(t)));
+    Ok(Sample {
+        stmt: Stmt {
+            sql: sql.to_string(),
+            binds,
+        },
+        read,
+        state: Some(Status::Pending),
+        index,
+    })
+}
+
+/// The index that serves an application's read part: the columns it
+/// compares for equality, then its ORDER BY columns, then its range
+/// columns; partial on its literal conditions on the status (and on
+/// `IS NULL` and boolean flags) where the database has partial indexes.
+pub fn derived_index(t: &crate::sql::schema::QueueTable, read_sql: &str) -> Option<IndexSpec> {
+    let d = t.dialect;
+    let shape = sqltext::shape(read_sql, Lexer::of(d.name), t.layout.table.name.as_str())?;
+    let status = t
+        .layout
+        .column(Concept::Status)
+        .map(|c| c.as_str().to_ascii_lowercase());
+    let quote = |column: &str| Ident::new(column, "column").ok().map(|i| d.ident(&i));
+    let mut predicate = Vec::new();
+    let mut leading = Vec::new();
+    for filter in &shape.literal_filters {
+        let column = filter.column.to_ascii_lowercase();
+        let rest = filter.rest.to_ascii_uppercase();
+        let flag = rest.starts_with("IS ") || rest == "= TRUE" || rest == "= FALSE";
+        let on_status =
+            status.as_deref() == Some(column.as_str()) || column == "status" || column == "state";
+        let equality = rest.starts_with("= ") || rest.starts_with("IN ");
+        if d.partial_indexes && (on_status || flag) {
+            predicate.push(format!("{} {}", quote(&filter.column)?, filter.rest));
+        } else if (equality || on_status) && !leading.contains(&filter.column) {
+            // A fixed value still narrows the index from its front.
+            leading.push(filter.column.clone());
+        }
+    }
+    let id = t
+        .layout
+        .column(Concept::Id)
+        .map(|c| c.as_str().to_ascii_lowercase());
+    let mut columns: Vec<String> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    let mut add = |column: &str, modifiers: &str, columns: &mut Vec<String>| -> Option<()> {
+        let key = column.to_ascii_lowercase();
+        if seen.contains(&key) {
+            return Some(());
+        }
+        seen.push(key.clone());
+        // The rowid is in every SQLite index already.
+        if t.id_is_rowid && id.as_deref() == Some(key.as_str()) {
+            return Some(());
+        }
+        let quoted = quote(column)?;
+        columns.push(if modifiers.is_empty() {
+            quoted
+        } else {
+            format!("{quoted} {modifiers}")
+        });
+        Some(())
+    };
+    for column in leading.iter().chain(&shape.equality) {
+        add(column, "", &mut columns)?;
+    }
+    for (column, modifiers) in &shape.order {
+        add(column, modifiers, &mut columns)?;
+    }
+    for column in &shape.range {
+        add(column, "", &mut columns)?;
+    }
+    if columns.is_empty() {
+        return None;
+    }
+    Some(IndexSpec {
+        name: d.index_name(&t.layout.table, "sql_claim_idx"),
+        purpose: IndexPurpose::Claim,
+        columns,
+        predicate: (!predicate.is_empty()).then(|| predicate.join(" AND ")),
+    })
+}
+
+/// How many rows a state holds (in the claim's queue, when given).
 fn backlog<B: Backend + ?Sized>(b: &mut B, state: Status, queue: Option<&str>) -> Result<u64> {
     let stmt = {
         let q = QueueSql::new(b.table(), chrono::Utc::now());
@@ -266,7 +452,7 @@ fn backlog<B: Backend + ?Sized>(b: &mut B, state: Status, queue: Option<&str>) -
         };
         let mut binds = crate::sql::Binds::default();
         let queue = match queue {
-            Some(queue) if b.table().q(crate::layout::Concept::Queue).is_some() => {
+            Some(queue) if b.table().q(Concept::Queue).is_some() => {
                 q.queue_filter(Some(queue), &mut binds)?
             }
             _ => String::new(),
@@ -281,8 +467,41 @@ fn backlog<B: Backend + ?Sized>(b: &mut B, state: Status, queue: Option<&str>) -
     Ok(first_int(&rows).max(0) as u64)
 }
 
-/// Checks each hot query: plans it, judges the plan, and suggests the
-/// index that fixes it.
+/// An error's message on one line, without the cause chain's repeats.
+pub fn short_error(err: &anyhow::Error) -> String {
+    let text = format!("{err:#}");
+    text.lines().next().unwrap_or_default().to_string()
+}
+
+/// Runs the read part once and counts its work; a failure is a finding,
+/// not an error (a custom query may call what a read-only transaction
+/// refuses).
+fn run_measure<B: Backend + ?Sized>(
+    b: &mut B,
+    read: &Stmt,
+    forced: bool,
+    with_plan: bool,
+    findings: &mut Vec<PlanFinding>,
+) -> Option<Measured> {
+    match b.measure(read, forced, with_plan) {
+        Ok(measured) => measured,
+        Err(err) => {
+            findings.push(PlanFinding::new(
+                Severity::Warning,
+                FindingKind::NotMeasured,
+                format!(
+                    "its read part could not be run in a read-only transaction, so its work was \
+                     not measured ({}): the verdict rests on the plan's shape alone",
+                    crate::output::sanitize(&format!("{err:#}"))
+                ),
+            ));
+            None
+        }
+    }
+}
+
+/// Checks each hot query: plans it, runs its read part once to count the
+/// rows it examines, judges both, and suggests the index that fixes it.
 pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Result<ExplainReport> {
     let size = b.table_size()?;
     let small = size.rows < SMALL_TABLE_ROWS;
@@ -290,34 +509,55 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
     let mut suggested: Vec<IndexSpec> = Vec::new();
     let mut notes = Vec::new();
     for target in &request.queries {
-        let mut sample = match sample(b, *target, request)? {
-            Ok(sample) => sample,
-            Err(note) => {
-                notes.push(note);
-                continue;
-            }
-        };
         let mut findings = Vec::new();
-        if let (ExplainTarget::Claim, Some(custom)) = (target, &request.custom_sql) {
-            let (binds, unguessed) = b.guess_binds(custom, request.queue.as_deref())?;
-            sample.stmt = Stmt {
-                sql: custom.clone(),
-                binds,
-            };
-            findings = unguessed;
-        }
-        let backlog = match sample.backlog_state {
-            Some(state) => backlog(b, state, request.queue.as_deref())?,
-            None => 0,
+        let sample = match (target, &request.custom_sql) {
+            (ExplainTarget::Claim, Some(custom)) => {
+                custom_sample(b, custom, request.queue.as_deref(), &mut findings)?
+            }
+            _ => match sample(b, *target, request)? {
+                Ok(sample) => sample,
+                Err(note) => {
+                    notes.push(note);
+                    continue;
+                }
+            },
+        };
+        let (backlog_here, backlog_all) = match sample.state {
+            Some(state) => (
+                backlog(b, state, request.queue.as_deref())?,
+                backlog(b, state, None)?,
+            ),
+            None => (0, 0),
+        };
+        let mut measured = match &sample.read {
+            Some(read) => run_measure(b, read, false, request.analyze, &mut findings),
+            None => None,
+        };
+        // Judge a sort by the rows it receives: PostgreSQL's Sort node
+        // input; on SQLite at most the rows examined.
+        let sort_rows = |m: &Option<Measured>| {
+            m.as_ref().map(|m| {
+                m.sort_input_rows
+                    .unwrap_or_else(|| m.rows_examined.min(backlog_here.max(m.rows_returned)))
+            })
         };
         let how = PlanHow {
-            analyze: request.analyze,
             forced: false,
-            backlog,
+            backlog: backlog_here,
+            sort_rows: sort_rows(&measured),
             sort_threshold: request.sort_threshold,
         };
         let plan = b.plan(&sample.stmt, how)?;
-        findings.extend(plan.findings);
+        // A sort that receives no more rows than the query returns only
+        // orders its result (an outer ORDER BY over `id IN (... LIMIT 1)`).
+        let result_sort = measured.as_ref().is_some_and(|m| {
+            sort_rows(&measured).is_some_and(|rows| rows <= m.rows_returned.max(1))
+        });
+        findings.extend(
+            plan.findings
+                .into_iter()
+                .filter(|f| !(result_sort && f.kind == FindingKind::TempSort)),
+        );
         let scans = findings.iter().any(|f| f.kind == FindingKind::FullScan);
         if scans && (small || !size.analyzed) && b.can_force_plans() {
             // On a small or never-analyzed table a scan may be the right
@@ -326,9 +566,9 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
             let forced = b.plan(
                 &sample.stmt,
                 PlanHow {
-                    analyze: false,
                     forced: true,
                     backlog: 0,
+                    sort_rows: None,
                     sort_threshold: u64::MAX,
                 },
             )?;
@@ -338,6 +578,7 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
                 .filter(|f| f.kind == FindingKind::FullScan)
                 .map(|f| f.subject.clone())
                 .collect();
+            let mut excused = false;
             for finding in findings
                 .iter_mut()
                 .filter(|f| f.kind == FindingKind::FullScan)
@@ -347,6 +588,7 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
                         " — no usable index: even with sequential scans off the planner finds none",
                     );
                 } else {
+                    excused = true;
                     finding.severity = Severity::Warning;
                     finding.kind = FindingKind::SmallTable;
                     finding.detail = format!(
@@ -357,7 +599,21 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
                     );
                 }
             }
+            // The work to judge is the work of the plan the table will
+            // get: the one with the index.
+            if excused && let Some(read) = &sample.read {
+                let mut ignored = Vec::new();
+                if let Some(m) = run_measure(b, read, true, request.analyze, &mut ignored) {
+                    measured = Some(m);
+                }
+            }
         }
+        let state_name = sample.state.map_or("matching", Status::name);
+        let measure = measured.map(|m| {
+            let (measure, finding) = measure::judge(m, backlog_all, size.rows, state_name);
+            findings.extend(finding);
+            measure
+        });
         if !size.analyzed {
             findings.push(PlanFinding::new(
                 Severity::Warning,
@@ -417,11 +673,16 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
                 IndexState::Missing => suggested.push(index.clone()),
             }
         }
+        let provisional = findings.iter().any(|f| f.kind.provisional());
         checks.push(QueryCheck {
             query: target.name(),
             sql: sample.stmt.sql,
             plan: plan.doc,
+            rows_examined: measure.as_ref().map(|m| m.measured.rows_examined),
+            rows_returned: measure.as_ref().map(|m| m.measured.rows_returned),
+            measure,
             findings,
+            provisional,
             lines: plan.lines,
         });
     }
@@ -429,6 +690,7 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
         backend: b.name(),
         table: b.table().layout.table.to_string(),
         ok: true,
+        provisional: checks.iter().any(|c| c.provisional),
         checks,
         suggested_indexes: suggested
             .iter()
@@ -441,4 +703,44 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
     };
     report.ok = !report.failed(false);
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::Layout;
+    use crate::sql::dialect::{POSTGRES, SQLITE};
+    use crate::sql::schema::QueueTable;
+
+    fn derived(dialect: &'static crate::sql::Dialect, sql: &str) -> String {
+        let t = QueueTable::planned(&Layout::preset("default").unwrap(), dialect);
+        derived_index(&t, sql)
+            .map(|spec| spec.create_sql(&t, false))
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn the_index_follows_the_query() {
+        assert_eq!(
+            derived(
+                &POSTGRES,
+                "SELECT id FROM jobs WHERE status = 'pending' AND queue = $1 AND run_at <= now() \
+                 ORDER BY priority DESC, run_at, id LIMIT 1"
+            ),
+            "CREATE INDEX IF NOT EXISTS \"jobs_sql_claim_idx\" ON \"jobs\" (\"queue\", \"priority\" DESC, \
+             \"run_at\", \"id\") WHERE \"status\" = 'pending'"
+        );
+        // SQLite: the rowid id is in every index already.
+        assert_eq!(
+            derived(
+                &SQLITE,
+                "SELECT id FROM jobs j WHERE j.run_at <= ?1 AND j.locked_at IS NULL AND queue IN ('a', 'b') \
+                 ORDER BY j.run_at, j.id LIMIT 1"
+            ),
+            "CREATE INDEX IF NOT EXISTS \"jobs_sql_claim_idx\" ON \"jobs\" (\"queue\", \"run_at\") \
+             WHERE \"locked_at\" IS NULL"
+        );
+        // Another table's query gets no index on this one.
+        assert_eq!(derived(&POSTGRES, "SELECT id FROM other WHERE a = $1"), "");
+    }
 }

@@ -1,155 +1,448 @@
-//! The placeholders of an application's own claim query (`--sql`), and
-//! what each stands for, guessed from the column it is compared with.
+//! The placeholders of an application's own claim query (`--sql`), what
+//! each stands for (guessed from the column it is compared with), and the
+//! value it is bound with. An unbound parameter is NULL to the planner and
+//! makes a misleading plan, and a value of the wrong type fails to bind,
+//! so each is bound as the application would bind it: the queue, the
+//! pending status, a worker name, the current time in the column's own
+//! representation, or, for a column qctl's layout does not map, a value
+//! found in that column (reported, and the verdict is then provisional).
 
-/// What value a placeholder of an application's own query stands for,
-/// guessed from the column it is compared with. An unbound parameter is
-/// NULL to SQLite's planner and makes a misleading plan, so `--sql` binds
-/// realistic values instead.
+use anyhow::Result;
+
+use super::sqltext::{self, Context, Lexer};
+use super::{FindingKind, PlanFinding, Severity};
+use crate::backend::Backend;
+use crate::layout::{Concept, Ident, Layout, Status};
+use crate::sql::{Bind, Stmt, Value};
+
+/// What value a placeholder stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Guess {
     Queue,
     PendingStatus,
     Worker,
-    Now,
+    /// The current time, in the representation of this concept's column.
+    Now(Concept),
     Int(i64),
+    /// In a SET list, a select list or RETURNING: its value does not
+    /// change how the statement finds its rows.
+    Written,
+    /// Compared with a column the layout does not map.
+    Column {
+        /// The table the qualifier names, else None.
+        table: Option<String>,
+        column: String,
+    },
+    /// Compared with nothing qctl can see.
     Unknown,
 }
 
-/// Each placeholder of `sql` in order of appearance (`?`, `?3`, `:name`,
-/// `@name`, `$name`, `$1`), with its guessed meaning.
-pub fn guess_placeholders(sql: &str, layout: &crate::layout::Layout) -> Vec<(String, Guess)> {
-    use crate::layout::Concept;
-    let bytes = sql.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let c = bytes[i] as char;
-        if c == '\'' {
-            // Skip a string literal ('' is an escaped quote).
-            i += 1;
-            while i < bytes.len() {
-                if bytes[i] == b'\'' {
-                    if bytes.get(i + 1) == Some(&b'\'') {
-                        i += 2;
-                        continue;
-                    }
-                    break;
+/// One parameter of the statement (by number) and its guess.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamGuess {
+    pub number: usize,
+    /// As first written (`$1`, `?`, `:worker`).
+    pub token: String,
+    pub guess: Guess,
+}
+
+/// Each parameter of `sql`, numbered as the database numbers them, with
+/// what it stands for. When a parameter appears several times, the use
+/// that compares it with a column wins.
+pub fn guess_placeholders(sql: &str, lexer: Lexer, layout: &Layout) -> Vec<ParamGuess> {
+    let tokens = sqltext::tokenize(sql, lexer);
+    let tables = sqltext::tables(&tokens);
+    let mut out: Vec<ParamGuess> = Vec::new();
+    for p in sqltext::placeholders(&tokens) {
+        let guess = match sqltext::context(&tokens, p.token) {
+            Context::Limit => Guess::Int(1),
+            Context::Offset => Guess::Int(0),
+            Context::Written => Guess::Written,
+            Context::Unknown => Guess::Unknown,
+            Context::Compared {
+                qualifier, column, ..
+            } => {
+                let table = qualifier.and_then(|q| {
+                    tables
+                        .iter()
+                        .find(|(name, alias)| {
+                            alias.as_deref() == Some(q.as_str())
+                                || sqltext::base_name(name).eq_ignore_ascii_case(&q)
+                        })
+                        .map(|(name, _)| name.clone())
+                });
+                let other_table = table.as_deref().is_some_and(|t| {
+                    !sqltext::base_name(t).eq_ignore_ascii_case(layout.table.name.as_str())
+                });
+                let concept = (!other_table)
+                    .then(|| {
+                        layout
+                            .mapped_columns()
+                            .find(|(_, c)| c.as_str().eq_ignore_ascii_case(&column))
+                            .map(|(concept, _)| concept)
+                    })
+                    .flatten();
+                match concept {
+                    Some(Concept::Queue) => Guess::Queue,
+                    Some(Concept::Status) => Guess::PendingStatus,
+                    Some(Concept::LockedBy) => Guess::Worker,
+                    Some(concept) if concept.is_time() => Guess::Now(concept),
+                    Some(Concept::Attempts) => Guess::Int(0),
+                    Some(Concept::MaxAttempts) => Guess::Int(3),
+                    Some(Concept::Priority) => Guess::Int(0),
+                    _ => Guess::Column { table, column },
                 }
-                i += 1;
             }
-            i += 1;
-            continue;
-        }
-        let starts = match c {
-            '?' => true,
-            ':' | '@' | '$' => {
-                bytes
-                    .get(i + 1)
-                    .is_some_and(|n| n.is_ascii_alphanumeric() || *n == b'_')
-                    && (i == 0 || bytes[i - 1] != b':')
+        };
+        match out.iter_mut().find(|g| g.number == p.number) {
+            Some(existing) => {
+                let weak = matches!(existing.guess, Guess::Written | Guess::Unknown);
+                if weak && !matches!(guess, Guess::Written | Guess::Unknown) {
+                    existing.guess = guess;
+                }
             }
-            _ => false,
-        };
-        if !starts {
-            i += 1;
-            continue;
+            None => out.push(ParamGuess {
+                number: p.number,
+                token: p.text,
+                guess,
+            }),
         }
-        let start = i;
-        i += 1;
-        while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
-            i += 1;
-        }
-        let token = sql[start..i].to_string();
-        let before = sql[..start].trim_end();
-        let before = before
-            .trim_end_matches(|ch: char| "=<>!(".contains(ch) || ch.is_whitespace())
-            .trim_end();
-        let before = before
-            .strip_suffix("IN")
-            .or_else(|| before.strip_suffix("in"))
-            .or_else(|| before.strip_suffix("LIKE"))
-            .unwrap_or(before)
-            .trim_end_matches(|ch: char| ch.is_whitespace() || ch == '(');
-        let word: String = before
-            .chars()
-            .rev()
-            .take_while(|ch| ch.is_ascii_alphanumeric() || *ch == '_' || *ch == '"' || *ch == '.')
-            .collect::<String>()
-            .chars()
-            .rev()
-            .collect();
-        let column = word
-            .rsplit('.')
-            .next()
-            .unwrap_or("")
-            .trim_matches('"')
-            .to_ascii_lowercase();
-        let is = |concept: Concept| {
-            layout
-                .column(concept)
-                .is_some_and(|c| c.as_str().eq_ignore_ascii_case(&column))
-        };
-        let guess = if column == "limit" || column == "offset" {
-            Guess::Int(1)
-        } else if is(Concept::Queue) {
-            Guess::Queue
-        } else if is(Concept::Status) {
-            Guess::PendingStatus
-        } else if is(Concept::LockedBy) {
-            Guess::Worker
-        } else if [
-            Concept::RunAt,
-            Concept::LockedUntil,
-            Concept::LockedAt,
-            Concept::CreatedAt,
-            Concept::UpdatedAt,
-        ]
-        .into_iter()
-        .any(is)
-        {
-            Guess::Now
-        } else if is(Concept::Attempts) {
-            Guess::Int(0)
-        } else if is(Concept::MaxAttempts) {
-            Guess::Int(3)
-        } else if is(Concept::Id) {
-            Guess::Int(1)
-        } else {
-            Guess::Unknown
-        };
-        out.push((token, guess));
     }
+    out.sort_by_key(|g| g.number);
     out
+}
+
+/// Whether a column name reads as a time (`run_at`, `fire_time`,
+/// `created_on`, `next_fire_time`, `deadline_ms`).
+fn time_like(column: &str) -> bool {
+    let c = column.to_ascii_lowercase();
+    [
+        "_at", "_on", "time", "date", "_ms", "epoch", "deadline", "until", "after", "before",
+    ]
+    .iter()
+    .any(|s| c.ends_with(s))
+        || c.contains("time")
+}
+
+/// A finding about one parameter, by its number.
+pub type NumberedFinding = (usize, PlanFinding);
+
+/// The values to bind for `sql`'s `count` parameters (`types`: the type
+/// the server infers for each, where it does), and a finding for each one
+/// qctl could not guess from the layout, by parameter number.
+pub fn bind_values<B: Backend + ?Sized>(
+    b: &mut B,
+    sql: &str,
+    types: &[Option<String>],
+    queue: Option<&str>,
+) -> Result<(Vec<Bind>, Vec<NumberedFinding>)> {
+    let lexer = Lexer::of(b.name());
+    let guesses = guess_placeholders(sql, lexer, &b.table().layout);
+    let tokens = sqltext::tokenize(sql, lexer);
+    let tables: Vec<String> = sqltext::tables(&tokens)
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    let now = b.clock()?;
+    let mut binds = Vec::with_capacity(types.len());
+    let mut findings = Vec::new();
+    for (i, ty) in types.iter().enumerate() {
+        let number = i + 1;
+        let found = guesses.iter().find(|g| g.number == number);
+        let token = found.map_or_else(|| format!("#{number}"), |g| g.token.clone());
+        let ty_note = ty.as_ref().map_or(String::new(), |t| format!(" ({t})"));
+        let is_time_type = ty
+            .as_deref()
+            .is_some_and(|t| t.starts_with("timestamp") || t == "date");
+        let guess = found.map_or(Guess::Unknown, |g| g.guess.clone());
+        let t = b.table();
+        let bind = match guess {
+            Guess::Queue => Bind::Text(queue.unwrap_or("default").to_string()),
+            Guess::PendingStatus => Bind::Text(
+                t.layout
+                    .statuses
+                    .written(Status::Pending)
+                    .unwrap_or_default()
+                    .to_string(),
+            ),
+            Guess::Worker => Bind::Text("qctl-explain".into()),
+            Guess::Now(concept) => crate::sql::time::encode(now, t.time_repr(concept)),
+            Guess::Int(n) => Bind::Int(n),
+            Guess::Written => Bind::Null,
+            Guess::Column { table, column } => {
+                let candidates: Vec<String> = match table {
+                    Some(table) => vec![table],
+                    None => {
+                        // The queue table first, then the others it names.
+                        let own = t.layout.table.name.as_str().to_string();
+                        let mut list: Vec<String> = tables
+                            .iter()
+                            .filter(|n| sqltext::base_name(n).eq_ignore_ascii_case(&own))
+                            .cloned()
+                            .collect();
+                        if list.is_empty() {
+                            list.push(t.layout.table.to_string());
+                        }
+                        let others: Vec<String> = tables
+                            .iter()
+                            .filter(|n| !list.contains(n))
+                            .cloned()
+                            .collect();
+                        list.extend(others);
+                        list
+                    }
+                };
+                match sample(b, &candidates, &column)? {
+                    Some((table, value)) => {
+                        let (bind, how) = from_sample(&column, value, now, is_time_type);
+                        findings.push((number, PlanFinding::new(
+                            Severity::Warning,
+                            FindingKind::GuessedParameter,
+                            format!(
+                                "placeholder {token}{ty_note} is compared with {column}, a column \
+                                 the layout does not map: bound {how} found in {table}.{column}; \
+                                 the verdict is provisional until checked with the application's \
+                                 own values"
+                            ),
+                        )));
+                        bind
+                    }
+                    None if is_time_type => {
+                        findings.push((number, guessed_now(&token, &ty_note, &column)));
+                        Bind::Time(now)
+                    }
+                    None => {
+                        findings.push((
+                            number,
+                            unbound(
+                                &token,
+                                &ty_note,
+                                &format!(
+                                    "is compared with {column}, which holds no value to borrow"
+                                ),
+                            ),
+                        ));
+                        Bind::Null
+                    }
+                }
+            }
+            Guess::Unknown if is_time_type => {
+                findings.push((number, guessed_now(&token, &ty_note, "no column")));
+                Bind::Time(now)
+            }
+            Guess::Unknown => {
+                findings.push((
+                    number,
+                    unbound(&token, &ty_note, "is compared with no column qctl can see"),
+                ));
+                Bind::Null
+            }
+        };
+        binds.push(bind);
+    }
+    Ok((binds, findings))
+}
+
+fn guessed_now(token: &str, ty_note: &str, column: &str) -> PlanFinding {
+    PlanFinding::new(
+        Severity::Warning,
+        FindingKind::GuessedParameter,
+        format!(
+            "placeholder {token}{ty_note} (compared with {column}) was bound the current time, \
+             guessed from its type; the verdict is provisional"
+        ),
+    )
+}
+
+fn unbound(token: &str, ty_note: &str, why: &str) -> PlanFinding {
+    PlanFinding::new(
+        Severity::Warning,
+        FindingKind::UnboundParameter,
+        format!(
+            "placeholder {token}{ty_note} {why}, so it was bound NULL; the plan may not be the \
+             one production gets, and the verdict is provisional"
+        ),
+    )
+}
+
+/// A bind made from a value found in the column, and how to say so: a
+/// time column gets the current time in the column's own form.
+fn from_sample(
+    column: &str,
+    value: Value,
+    now: chrono::DateTime<chrono::Utc>,
+    time_type: bool,
+) -> (Bind, String) {
+    let timeish = time_like(column);
+    match value {
+        Value::Time(_) => (Bind::Time(now), "the current time, as the times".into()),
+        _ if time_type => (Bind::Time(now), "the current time, as the times".into()),
+        Value::Int(n) if timeish && n.abs() > 100_000_000 => {
+            // An epoch column: seconds or milliseconds, as the data is.
+            if n.abs() > 100_000_000_000 {
+                (
+                    Bind::Int(now.timestamp_millis()),
+                    "the current time in epoch milliseconds, as the values".into(),
+                )
+            } else {
+                (
+                    Bind::Int(now.timestamp()),
+                    "the current time in epoch seconds, as the values".into(),
+                )
+            }
+        }
+        Value::Float(f) if timeish && f > 2_400_000.0 && f < 2_600_000.0 => (
+            crate::sql::time::encode(now, crate::sql::schema::TimeRepr::JulianDay),
+            "the current time as a julian day, as the values".into(),
+        ),
+        Value::Text(text) if timeish && crate::duration::parse_timestamp(&text).is_some() => (
+            crate::sql::time::encode(
+                now,
+                crate::sql::schema::TimeRepr::Iso(crate::sql::time::IsoStyle::of(&text)),
+            ),
+            "the current time, written as the times".into(),
+        ),
+        Value::Int(n) => (Bind::Int(n), format!("{n}, a value")),
+        Value::Float(f) => (Bind::Float(f), format!("{f}, a value")),
+        Value::Bool(v) => (Bind::Bool(v), format!("{v}, a value")),
+        Value::Text(text) => {
+            let shown = crate::output::sanitize(&text.chars().take(40).collect::<String>());
+            (Bind::Text(text), format!("'{shown}', a value"))
+        }
+        Value::Bytes(_) | Value::Null => (Bind::Null, "NULL (no usable value)".into()),
+    }
+}
+
+/// A value read as text, as the number it may be; an array's first
+/// element (the placeholder it fills is bound as a one-element array).
+fn typed(text: &str) -> Value {
+    let text = match text.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
+        Some(inner) => inner
+            .split(',')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .trim_matches('"')
+            .to_string(),
+        None => text.to_string(),
+    };
+    if let Ok(n) = text.parse::<i64>() {
+        Value::Int(n)
+    } else if let Ok(f) = text.parse::<f64>()
+        && f.is_finite()
+    {
+        Value::Float(f)
+    } else {
+        Value::Text(text)
+    }
+}
+
+/// A value of `column` from the first of `tables` that has one.
+fn sample<B: Backend + ?Sized>(
+    b: &mut B,
+    tables: &[String],
+    column: &str,
+) -> Result<Option<(String, Value)>> {
+    let d = b.table().dialect;
+    let Ok(col) = Ident::new(column, "column") else {
+        return Ok(None);
+    };
+    for table in tables {
+        let parts: Option<Vec<String>> = table
+            .split('.')
+            .map(|p| Ident::new(p, "table").ok().map(|i| d.ident(&i)))
+            .collect();
+        let Some(parts) = parts else { continue };
+        // As text, whatever the type: every database can say it, and the
+        // bind is then encoded for the placeholder's own type.
+        let sql = format!(
+            "SELECT CAST({c} AS TEXT) FROM {t} WHERE {c} IS NOT NULL LIMIT 1",
+            c = d.ident(&col),
+            t = parts.join(".")
+        );
+        // A table without the column is an error: try the next.
+        let rows = crate::engine::in_tx(b, crate::backend::TxMode::Read, false, |b| {
+            b.query(&Stmt::plain(sql.clone()))
+        });
+        if let Ok(rows) = rows
+            && let Some(value) = rows.into_iter().next().and_then(|r| r.into_iter().next())
+            && let Some(text) = value.into_text()
+        {
+            return Ok(Some((table.clone(), typed(&text))));
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn guesses(sql: &str, lexer: Lexer) -> Vec<(String, Guess)> {
+        let layout = Layout::preset("default").unwrap();
+        guess_placeholders(sql, lexer, &layout)
+            .into_iter()
+            .map(|g| (g.token, g.guess))
+            .collect()
+    }
+
     #[test]
     fn placeholders_are_guessed_from_their_columns() {
-        let layout = crate::layout::Layout::preset("default").unwrap();
         let sql = "UPDATE jobs SET locked_by = :worker, locked_at = ?2 WHERE id = (SELECT j.id FROM jobs j \
                    WHERE j.\"status\" = ? AND queue IN (@q) AND run_at <= $now AND note = 'a ? b' \
-                   ORDER BY run_at LIMIT ?)";
-        let guesses: Vec<(String, Guess)> = guess_placeholders(sql, &layout);
-        let want = vec![
-            (":worker".to_string(), Guess::Worker),
-            ("?2".into(), Guess::Now),
-            ("?".into(), Guess::PendingStatus),
-            ("@q".into(), Guess::Queue),
-            ("$now".into(), Guess::Now),
-            ("?".into(), Guess::Int(1)),
-        ];
-        assert_eq!(guesses, want);
-        let pg = guess_placeholders(
-            "SELECT id FROM jobs WHERE queue = $1 AND run_at <= $2::timestamptz",
-            &layout,
+                   ORDER BY run_at LIMIT ?) -- it's ? here";
+        assert_eq!(
+            guesses(sql, Lexer::Sqlite),
+            vec![
+                (":worker".to_string(), Guess::Written),
+                ("?2".into(), Guess::Written),
+                ("?".into(), Guess::PendingStatus),
+                ("@q".into(), Guess::Queue),
+                ("$now".into(), Guess::Now(Concept::RunAt)),
+                ("?".into(), Guess::Int(1)),
+            ]
+        );
+        let pg = guesses(
+            "-- the queue's $1\nSELECT id FROM jobs WHERE queue = $1 AND run_at <= $2::timestamptz \
+             AND fire_ms <= $3 AND task_id = ANY($4::int[])",
+            Lexer::Postgres,
         );
         assert_eq!(
             pg,
-            vec![("$1".to_string(), Guess::Queue), ("$2".into(), Guess::Now)]
+            vec![
+                ("$1".to_string(), Guess::Queue),
+                ("$2".into(), Guess::Now(Concept::RunAt)),
+                (
+                    "$3".into(),
+                    Guess::Column {
+                        table: None,
+                        column: "fire_ms".into()
+                    }
+                ),
+                (
+                    "$4".into(),
+                    Guess::Column {
+                        table: None,
+                        column: "task_id".into()
+                    }
+                ),
+            ]
         );
-        assert!(guess_placeholders("SELECT '?' , x::text FROM t", &layout).is_empty());
+        // A column of another table is not the layout's, whatever its name.
+        let other = guesses(
+            "SELECT j.id FROM jobs j JOIN queues q ON q.id = j.queue_id WHERE q.queue = $1",
+            Lexer::Postgres,
+        );
+        assert_eq!(
+            other,
+            vec![(
+                "$1".to_string(),
+                Guess::Column {
+                    table: Some("queues".into()),
+                    column: "queue".into()
+                }
+            )]
+        );
+        assert!(guesses("SELECT '?' , x::text FROM t", Lexer::Sqlite).is_empty());
     }
 }

@@ -567,12 +567,17 @@ impl Backend for PostgresBackend {
         true
     }
 
-    fn guess_binds(
+    fn describe_params(&mut self, sql: &str) -> Result<Vec<Option<String>>> {
+        plan::describe_params(self, sql)
+    }
+
+    fn measure(
         &mut self,
-        sql: &str,
-        queue: Option<&str>,
-    ) -> Result<(Vec<Bind>, Vec<crate::explain::PlanFinding>)> {
-        plan::guess_binds(self, sql, queue)
+        stmt: &Stmt,
+        forced: bool,
+        with_plan: bool,
+    ) -> Result<Option<crate::explain::Measured>> {
+        plan::measure(self, stmt, forced, with_plan).map(Some)
     }
 
     fn index_state(&mut self, name: &Ident) -> Result<IndexState> {

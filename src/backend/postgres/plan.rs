@@ -1,37 +1,25 @@
 //! `explain-claim` on PostgreSQL: `EXPLAIN (FORMAT JSON)` of a statement
-//! in a READ ONLY transaction (or run for real with ANALYZE in one that
-//! always rolls back), drawn and judged; and the values an application's
-//! own query is planned with.
+//! in a READ ONLY transaction, drawn and judged; the work of a read part
+//! counted by `EXPLAIN (ANALYZE, BUFFERS)` in a READ ONLY transaction that
+//! rolls back; and the types of an application's parameters.
 
 use anyhow::Result;
-use chrono::Utc;
-use postgres::types::Type;
+use postgres::types::Kind;
 
 use super::PostgresBackend;
 use super::error::db_message;
 use crate::backend::{Backend, Plan, PlanHow, TxMode};
-use crate::explain::{FindingKind, Guess, PlanFinding, PlanLine, Severity};
-use crate::layout::Status;
-use crate::sql::{Bind, Stmt, Value};
+use crate::explain::{FindingKind, Measured, PlanFinding, PlanLine, Severity};
+use crate::sql::{Stmt, Value};
 
+/// `EXPLAIN (FORMAT JSON)` of a statement in a READ ONLY transaction: it
+/// only plans, nothing runs.
 pub fn plan(b: &mut PostgresBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> {
-    let mode = if how.analyze {
-        TxMode::Write
-    } else {
-        TxMode::Read
-    };
-    let options = if how.analyze {
-        "ANALYZE, BUFFERS, FORMAT JSON"
-    } else {
-        "FORMAT JSON"
-    };
     let explain = Stmt {
-        sql: format!("EXPLAIN ({options}) {}", stmt.sql),
+        sql: format!("EXPLAIN (FORMAT JSON) {}", stmt.sql),
         binds: stmt.binds.clone(),
     };
-    // Never keep what EXPLAIN ANALYZE did: the transaction always rolls
-    // back.
-    let rows = crate::engine::in_tx(b, mode, false, |b| {
+    let rows = crate::engine::in_tx(b, TxMode::Read, false, |b| {
         if how.forced {
             b.batch("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")?;
         }
@@ -48,23 +36,28 @@ pub fn plan(b: &mut PostgresBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> 
             e.context("EXPLAIN failed on PostgreSQL")
         }
     })?;
-    let doc: serde_json::Value = rows
-        .into_iter()
-        .next()
-        .and_then(|r| r.into_iter().next())
-        .and_then(Value::into_text)
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .unwrap_or(serde_json::Value::Null);
+    let doc = json_doc(rows);
     let mut lines = Vec::new();
     let mut findings = Vec::new();
-    walk_plan(
-        &doc[0]["Plan"],
-        0,
-        &mut lines,
-        &mut findings,
-        how.backlog,
-        how.sort_threshold,
-    );
+    walk_plan(&doc[0]["Plan"], 0, &mut lines, &mut findings, how);
+    // A scan of another table the statement names (a queue-lock table the
+    // claim joins) that a LIMIT stops early is that table's business, not
+    // the queue's. (A partition of the queue table is the queue's.)
+    let queue_table = b.table.layout.table.name.as_str().to_ascii_lowercase();
+    let lexer = crate::explain::sqltext::Lexer::Postgres;
+    let others: Vec<String> =
+        crate::explain::sqltext::tables(&crate::explain::sqltext::tokenize(&stmt.sql, lexer))
+            .into_iter()
+            .map(|(name, _)| crate::explain::sqltext::base_name(&name).to_ascii_lowercase())
+            .filter(|name| *name != queue_table)
+            .collect();
+    findings.retain(|f| {
+        f.kind != FindingKind::LimitedScan
+            || !f
+                .subject
+                .as_ref()
+                .is_some_and(|rel| others.contains(&rel.to_ascii_lowercase()))
+    });
     Ok(Plan {
         doc,
         lines,
@@ -72,61 +65,145 @@ pub fn plan(b: &mut PostgresBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> 
     })
 }
 
-/// Realistic values for the `$n` placeholders of an application's
-/// query, typed as the server infers them; one whose meaning cannot be
-/// guessed is bound NULL and reported.
-pub fn guess_binds(
-    b: &mut PostgresBackend,
-    sql: &str,
-    queue: Option<&str>,
-) -> Result<(Vec<Bind>, Vec<PlanFinding>)> {
+fn json_doc(rows: Vec<crate::sql::Row>) -> serde_json::Value {
+    rows.into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next())
+        .and_then(Value::into_text)
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(serde_json::Value::Null)
+}
+
+/// The parameters of an application's statement, typed as the server
+/// infers them (`int4[]`, `uuid`, an enum's name).
+pub fn describe_params(b: &mut PostgresBackend, sql: &str) -> Result<Vec<Option<String>>> {
     let statement = b.client.prepare(sql).map_err(|e| {
         anyhow::anyhow!(
             "--sql is not a statement PostgreSQL accepts: {}",
             db_message(&e)
         )
     })?;
-    let guesses = crate::explain::guess_placeholders(sql, &b.table.layout);
-    let mut binds = Vec::new();
-    let mut notes = Vec::new();
-    for (i, ty) in statement.params().iter().enumerate() {
-        let token = format!("${}", i + 1);
-        let guess = guesses
-            .iter()
-            .find(|(t, _)| *t == token)
-            .map(|(_, g)| g.clone());
-        let is_int = matches!(*ty, Type::INT2 | Type::INT4 | Type::INT8);
-        let is_time = matches!(*ty, Type::TIMESTAMP | Type::TIMESTAMPTZ);
-        let value = match guess {
-            Some(Guess::Queue) => Bind::Text(queue.unwrap_or("default").to_string()),
-            Some(Guess::PendingStatus) => Bind::Text(
-                b.table
-                    .layout
-                    .statuses
-                    .written(Status::Pending)
-                    .unwrap_or_default()
-                    .to_string(),
-            ),
-            Some(Guess::Worker) => Bind::Text("qctl-explain".into()),
-            Some(Guess::Now) if is_time => Bind::Time(Utc::now()),
-            Some(Guess::Int(n)) if is_int => Bind::Int(n),
-            _ if is_int => Bind::Int(1),
-            _ if is_time => Bind::Time(Utc::now()),
-            _ => {
-                notes.push(PlanFinding::new(
-                    Severity::Warning,
-                    FindingKind::UnboundParameter,
-                    format!(
-                        "placeholder {token} ({ty}) is compared with no column qctl knows, so it \
-                         was bound NULL; the plan may not be the one production gets"
-                    ),
-                ));
-                Bind::Null
-            }
-        };
-        binds.push(value);
+    Ok(statement
+        .params()
+        .iter()
+        .map(|ty| {
+            Some(match ty.kind() {
+                Kind::Array(element) => format!("{}[]", element.name()),
+                _ => ty.name().to_string(),
+            })
+        })
+        .collect())
+}
+
+/// Runs a read part once with `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)`
+/// in a READ ONLY transaction that rolls back, under the statement
+/// timeout, and counts its work from the analyzed plan: rows each scan
+/// returned plus the rows its filters removed, the input of each sort,
+/// heap fetches and buffers. A read part never locks rows (it has no
+/// locking clause) and cannot write (the transaction is read-only).
+pub fn measure(
+    b: &mut PostgresBackend,
+    stmt: &Stmt,
+    forced: bool,
+    with_plan: bool,
+) -> Result<Measured> {
+    let explain = Stmt {
+        sql: format!("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {}", stmt.sql),
+        binds: stmt.binds.clone(),
+    };
+    let ran = crate::engine::in_tx(b, TxMode::Read, false, |b| {
+        if forced {
+            b.batch("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")?;
+        }
+        b.query(&explain)
+    });
+    // An application's pick may take session advisory locks as it reads
+    // (que, good_job): give them back at once.
+    if stmt.sql.to_ascii_lowercase().contains("advisory") {
+        b.batch("SELECT pg_advisory_unlock_all()")?;
     }
-    Ok((binds, notes))
+    let doc = json_doc(ran.map_err(|e| anyhow::anyhow!("{}", crate::explain::short_error(&e)))?);
+    let root = &doc[0]["Plan"];
+    let mut tally = Tally::default();
+    tally.walk(root);
+    let loops = root["Actual Loops"].as_f64().unwrap_or(1.0);
+    let returned = (root["Actual Rows"].as_f64().unwrap_or(0.0) * loops).round() as u64;
+    let mut counters = serde_json::Map::new();
+    counters.insert("rows_removed_by_filter".into(), tally.removed.into());
+    counters.insert("heap_fetches".into(), tally.heap_fetches.into());
+    for (key, field) in [
+        ("shared_blocks_hit", "Shared Hit Blocks"),
+        ("shared_blocks_read", "Shared Read Blocks"),
+    ] {
+        counters.insert(key.into(), root[field].as_u64().unwrap_or(0).into());
+    }
+    if let Some(ms) = doc[0]["Execution Time"].as_f64() {
+        counters.insert("execution_ms".into(), ms.into());
+    }
+    Ok(Measured {
+        sql: stmt.sql.clone(),
+        rows_returned: returned,
+        rows_examined: tally.examined.max(returned),
+        estimated: false,
+        sort_input_rows: tally.sort_input,
+        counters,
+        forced,
+        plan: with_plan.then_some(doc),
+    })
+}
+
+/// Work counted over an analyzed plan.
+#[derive(Debug, Default)]
+struct Tally {
+    examined: u64,
+    removed: u64,
+    heap_fetches: u64,
+    sort_input: Option<u64>,
+}
+
+impl Tally {
+    fn walk(&mut self, node: &serde_json::Value) {
+        let kind = node["Node Type"].as_str().unwrap_or("");
+        let loops = node["Actual Loops"].as_f64().unwrap_or(0.0);
+        let per_loop = |field: &str| node[field].as_f64().unwrap_or(0.0) * loops;
+        if matches!(
+            kind,
+            "Seq Scan"
+                | "Index Scan"
+                | "Index Only Scan"
+                | "Bitmap Heap Scan"
+                | "Tid Scan"
+                | "Tid Range Scan"
+                | "Sample Scan"
+        ) {
+            let removed =
+                per_loop("Rows Removed by Filter") + per_loop("Rows Removed by Index Recheck");
+            self.examined += (per_loop("Actual Rows") + removed).round() as u64;
+            self.removed += removed.round() as u64;
+            self.heap_fetches += node["Heap Fetches"].as_u64().unwrap_or(0);
+        }
+        if matches!(kind, "Sort" | "Incremental Sort") {
+            let input: f64 = node["Plans"]
+                .as_array()
+                .map(|children| {
+                    children
+                        .iter()
+                        .map(|c| {
+                            c["Actual Rows"].as_f64().unwrap_or(0.0)
+                                * c["Actual Loops"].as_f64().unwrap_or(0.0)
+                        })
+                        .sum()
+                })
+                .unwrap_or(0.0);
+            let input = input.round() as u64;
+            self.sort_input = Some(self.sort_input.map_or(input, |s| s.max(input)));
+        }
+        if let Some(children) = node["Plans"].as_array() {
+            for child in children {
+                self.walk(child);
+            }
+        }
+    }
 }
 
 /// Walks an `EXPLAIN (FORMAT JSON)` plan, drawing it and flagging scans of
@@ -136,10 +213,9 @@ fn walk_plan(
     depth: usize,
     lines: &mut Vec<PlanLine>,
     findings: &mut Vec<PlanFinding>,
-    backlog: u64,
-    sort_threshold: u64,
+    how: PlanHow,
 ) {
-    walk_node(node, depth, false, lines, findings, backlog, sort_threshold);
+    walk_node(node, depth, false, lines, findings, how);
 }
 
 /// `limited`: a LIMIT above this node can stop it early (no sort between).
@@ -149,9 +225,13 @@ fn walk_node(
     limited: bool,
     lines: &mut Vec<PlanLine>,
     findings: &mut Vec<PlanFinding>,
-    backlog: u64,
-    sort_threshold: u64,
+    how: PlanHow,
 ) {
+    let PlanHow {
+        backlog,
+        sort_threshold,
+        ..
+    } = how;
     let Some(kind) = node["Node Type"].as_str() else {
         return;
     };
@@ -177,6 +257,7 @@ fn walk_node(
         // matching rows: cheap while they sit at the start of the table,
         // slower with every batch that deletes or updates them.
         "Seq Scan" if limited => findings.push(PlanFinding {
+            subject: relation.map(str::to_string),
             severity: Severity::Warning,
             kind: FindingKind::LimitedScan,
             detail: format!(
@@ -185,7 +266,6 @@ fn walk_node(
                 relation.unwrap_or("?")
             ),
             line: Some(line),
-            subject: None,
         }),
         "Seq Scan" => findings.push(PlanFinding {
             severity: Severity::Error,
@@ -198,7 +278,14 @@ fn walk_node(
             subject: node["Alias"].as_str().map(str::to_string),
         }),
         "Sort" | "Incremental Sort" => {
-            let severity = if backlog > sort_threshold { Severity::Error } else { Severity::Warning };
+            // The rows the Sort node receives: measured, else the
+            // planner's estimate of its input, else the backlog.
+            let sorted = how.sort_rows.unwrap_or_else(|| {
+                node["Plans"][0]["Plan Rows"]
+                    .as_f64()
+                    .map_or(backlog, |rows| rows.round() as u64)
+            });
+            let severity = if sorted > sort_threshold { Severity::Error } else { Severity::Warning };
             let what = if kind == "Incremental Sort" {
                 "partial sort: the index supplies a prefix of the ORDER BY, the rest"
             } else {
@@ -207,7 +294,7 @@ fn walk_node(
             findings.push(PlanFinding {
                 severity,
                 kind: FindingKind::TempSort,
-                detail: format!("{kind}: {what} of the {backlog} matching rows to return one (error above {sort_threshold} rows)"),
+                detail: format!("{kind}: {what} of the {sorted} rows it receives to return one (error above {sort_threshold} rows)"),
                 line: Some(line),
                 subject: None,
             });
@@ -232,15 +319,7 @@ fn walk_node(
     };
     if let Some(children) = node["Plans"].as_array() {
         for child in children {
-            walk_node(
-                child,
-                depth + 1,
-                limited,
-                lines,
-                findings,
-                backlog,
-                sort_threshold,
-            );
+            walk_node(child, depth + 1, limited, lines, findings, how);
         }
     }
 }

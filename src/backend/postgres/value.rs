@@ -26,12 +26,55 @@ fn text_like(ty: &Type) -> bool {
         || ty.name() == "citext"
 }
 
+/// An integer in `numeric`'s binary form: base-10000 digits, most
+/// significant first.
+fn numeric_of_int(n: i64, out: &mut BytesMut) {
+    let mut digits: Vec<i16> = Vec::new();
+    let mut rest = n.unsigned_abs();
+    while rest > 0 {
+        digits.push((rest % 10_000) as i16);
+        rest /= 10_000;
+    }
+    digits.reverse();
+    let weight = digits.len().saturating_sub(1) as i16;
+    let sign: u16 = if n < 0 { 0x4000 } else { 0 };
+    out.extend_from_slice(&(digits.len() as i16).to_be_bytes());
+    out.extend_from_slice(&weight.to_be_bytes());
+    out.extend_from_slice(&sign.to_be_bytes());
+    out.extend_from_slice(&0u16.to_be_bytes()); // scale
+    for digit in digits {
+        out.extend_from_slice(&digit.to_be_bytes());
+    }
+}
+
 fn mismatch(bind: &Bind, ty: &Type) -> BoxError {
     format!("cannot bind {bind:?} to a {} parameter", ty.name()).into()
 }
 
 impl ToSql for PgBind<'_> {
     fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
+        // One value where an array is expected (`id = ANY($1)`, a
+        // `text[]` column): a one-element array of it.
+        if let Kind::Array(element) = ty.kind()
+            && !matches!(self.0, Bind::Null)
+        {
+            let mut item = BytesMut::new();
+            self.to_sql(element, &mut item)?;
+            out.extend_from_slice(&1i32.to_be_bytes()); // dimensions
+            out.extend_from_slice(&0i32.to_be_bytes()); // no NULLs
+            out.extend_from_slice(&element.oid().to_be_bytes());
+            out.extend_from_slice(&1i32.to_be_bytes()); // length
+            out.extend_from_slice(&1i32.to_be_bytes()); // lower bound
+            out.extend_from_slice(&i32::try_from(item.len())?.to_be_bytes());
+            out.extend_from_slice(&item);
+            return Ok(IsNull::No);
+        }
+        if *ty == Type::NUMERIC
+            && let Bind::Int(n) = self.0
+        {
+            numeric_of_int(*n, out);
+            return Ok(IsNull::No);
+        }
         match self.0 {
             Bind::Null => Ok(IsNull::Yes),
             Bind::Int(n) => match *ty {

@@ -504,12 +504,17 @@ impl Backend for SqliteBackend {
         plan::plan(self, stmt, how)
     }
 
-    fn guess_binds(
+    fn describe_params(&mut self, sql: &str) -> Result<Vec<Option<String>>> {
+        plan::describe_params(self, sql)
+    }
+
+    fn measure(
         &mut self,
-        sql: &str,
-        queue: Option<&str>,
-    ) -> Result<(Vec<Bind>, Vec<crate::explain::PlanFinding>)> {
-        plan::guess_binds(self, sql, queue)
+        stmt: &Stmt,
+        _forced: bool,
+        _with_plan: bool,
+    ) -> Result<Option<crate::explain::Measured>> {
+        plan::measure(self, stmt).map(Some)
     }
 
     fn index_state(&mut self, name: &crate::layout::Ident) -> Result<super::IndexState> {

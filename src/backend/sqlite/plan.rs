@@ -7,13 +7,12 @@
 //! name.
 
 use anyhow::{Context, Result};
+use rusqlite::StatementStatus;
 
 use super::SqliteBackend;
-use crate::backend::{Backend, Plan, PlanHow};
-use crate::error::QctlError;
-use crate::explain::{FindingKind, Guess, PlanFinding, PlanLine, Severity};
-use crate::layout::Concept;
-use crate::sql::{Bind, Stmt, Value};
+use crate::backend::{Backend, Plan, PlanHow, TxMode};
+use crate::explain::{FindingKind, Measured, PlanFinding, PlanLine, Severity};
+use crate::sql::{Stmt, Value};
 
 /// One row of `EXPLAIN QUERY PLAN`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,9 +87,9 @@ pub fn classify_line(detail: &str) -> LineKind {
     LineKind::Other
 }
 
-/// The findings for a plan; `backlog` is how many rows the query's filter
-/// matches, which is what a temporary sort must sort on every run.
-pub fn findings(rows: &[PlanRow], backlog: u64, sort_threshold: u64) -> Vec<PlanFinding> {
+/// The findings for a plan; `sorted` is how many rows a temporary sort
+/// receives on every run (measured, else the rows the filter matches).
+pub fn findings(rows: &[PlanRow], sorted: u64, sort_threshold: u64) -> Vec<PlanFinding> {
     let mut out = Vec::new();
     for (line, row) in rows.iter().enumerate() {
         match classify_line(&row.detail) {
@@ -116,7 +115,7 @@ pub fn findings(rows: &[PlanRow], backlog: u64, sort_threshold: u64) -> Vec<Plan
                 subject: None,
             }),
             LineKind::TempSort { partial } => {
-                let severity = if backlog > sort_threshold {
+                let severity = if sorted > sort_threshold {
                     Severity::Error
                 } else {
                     Severity::Warning
@@ -130,7 +129,7 @@ pub fn findings(rows: &[PlanRow], backlog: u64, sort_threshold: u64) -> Vec<Plan
                     severity,
                     kind: FindingKind::TempSort,
                     detail: format!(
-                        "{}: {what} of the {backlog} matching rows to return one (error above \
+                        "{}: {what} of the {sorted} rows it receives to return one (error above \
                          {sort_threshold} rows)",
                         row.detail
                     ),
@@ -164,14 +163,9 @@ pub fn depths(rows: &[PlanRow]) -> Vec<usize> {
     depths
 }
 
-/// `EXPLAIN QUERY PLAN` of a statement, drawn and judged.
+/// `EXPLAIN QUERY PLAN` of a statement, drawn and judged. It only plans:
+/// nothing runs.
 pub fn plan(b: &mut SqliteBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> {
-    if how.analyze {
-        return Err(QctlError::usage(
-            "--analyze runs PostgreSQL's EXPLAIN ANALYZE; SQLite has no equivalent (its plan \
-             check needs no run)",
-        ));
-    }
     let explain = Stmt {
         sql: format!("EXPLAIN QUERY PLAN {}", stmt.sql),
         binds: stmt.binds.clone(),
@@ -204,69 +198,340 @@ pub fn plan(b: &mut SqliteBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> {
                 .collect(),
         ),
         lines,
-        findings: findings(&rows, how.backlog, how.sort_threshold),
+        findings: findings(
+            &rows,
+            how.sort_rows.unwrap_or(how.backlog),
+            how.sort_threshold,
+        ),
     })
 }
 
-/// Realistic values for the placeholders of an application's query, by
-/// position as SQLite numbers them; a placeholder whose meaning cannot be
-/// guessed is bound NULL and reported.
-pub fn guess_binds(
-    b: &mut SqliteBackend,
-    sql: &str,
-    queue: Option<&str>,
-) -> Result<(Vec<Bind>, Vec<PlanFinding>)> {
-    let (count, names) = {
-        let stmt = b
-            .conn
-            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-            .map_err(|e| b.err(e))
-            .context("--sql is not a statement SQLite can plan")?;
-        let count = stmt.parameter_count();
-        let names: Vec<Option<String>> = (1..=count)
-            .map(|i| stmt.parameter_name(i).map(str::to_string))
-            .collect();
-        (count, names)
-    };
-    let guesses = crate::explain::guess_placeholders(sql, &b.table.layout);
-    let mut unnamed = guesses.iter().filter(|(token, _)| token == "?");
-    let now = chrono::Utc::now();
-    let mut values = Vec::with_capacity(count);
-    let mut notes = Vec::new();
-    for (index, name) in names.into_iter().enumerate() {
-        let guess = match &name {
-            Some(name) => guesses.iter().find(|(token, _)| token == name),
-            None => unnamed.next(),
-        };
-        let value = match guess.map(|(_, g)| g) {
-            Some(Guess::Queue) => Bind::Text(queue.unwrap_or("default").to_string()),
-            Some(Guess::PendingStatus) => Bind::Text(
-                b.table
-                    .layout
-                    .statuses
-                    .written(crate::layout::Status::Pending)
-                    .unwrap_or_default()
-                    .to_string(),
-            ),
-            Some(Guess::Worker) => Bind::Text("qctl-explain".into()),
-            Some(Guess::Now) => crate::sql::time::encode(now, b.table.time_repr(Concept::RunAt)),
-            Some(Guess::Int(n)) => Bind::Int(*n),
-            Some(Guess::Unknown) | None => {
-                notes.push(PlanFinding::new(
-                    Severity::Warning,
-                    FindingKind::UnboundParameter,
-                    format!(
-                        "placeholder {} is compared with no column qctl knows, so it was bound \
-                         NULL; the plan may not be the one production gets",
-                        name.unwrap_or_else(|| format!("#{}", index + 1))
-                    ),
-                ));
-                Bind::Null
+/// The number of parameters of an application's statement (SQLite infers
+/// no types: a value is compared with a column's affinity).
+pub fn describe_params(b: &mut SqliteBackend, sql: &str) -> Result<Vec<Option<String>>> {
+    let stmt = b
+        .conn
+        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .map_err(|e| b.err(e))
+        .context("--sql is not a statement SQLite can plan")?;
+    Ok(vec![None; stmt.parameter_count()])
+}
+
+/// One instruction of a compiled statement (`EXPLAIN`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Op {
+    pub opcode: String,
+    pub p1: i64,
+    pub p2: i64,
+}
+
+/// Opcodes whose P2 is a jump target.
+const JUMPS: [&str; 52] = [
+    "Goto",
+    "Gosub",
+    "InitCoroutine",
+    "Yield",
+    "If",
+    "IfNot",
+    "IfPos",
+    "IfNotZero",
+    "IfNullRow",
+    "IsNull",
+    "NotNull",
+    "IsType",
+    "Eq",
+    "Ne",
+    "Lt",
+    "Le",
+    "Gt",
+    "Ge",
+    "ElseEq",
+    "Once",
+    "DecrJumpZero",
+    "Next",
+    "Prev",
+    "SorterNext",
+    "VNext",
+    "Rewind",
+    "Last",
+    "SorterSort",
+    "Sort",
+    "SeekGE",
+    "SeekGT",
+    "SeekLE",
+    "SeekLT",
+    "SeekRowid",
+    "NotExists",
+    "IdxGT",
+    "IdxGE",
+    "IdxLT",
+    "IdxLE",
+    "Found",
+    "NotFound",
+    "NoConflict",
+    "IfNoHope",
+    "RowSetRead",
+    "RowSetTest",
+    "MustBeInt",
+    "Filter",
+    "IfSmaller",
+    "SeekScan",
+    "FkIfZero",
+    "VFilter",
+    "Program",
+];
+
+/// How a run's VM steps turn into rows, from the statement's program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ProgramCost {
+    /// The fewest instructions one turn of a row loop takes: a row
+    /// rejected by its first test.
+    pub rejected: u64,
+    /// The fewest instructions of a turn that returns its row.
+    pub returned: u64,
+    /// The fewest instructions of a turn that hands its row to a sort.
+    pub sorted: u64,
+    /// Instructions outside every loop (run about once).
+    pub once: u64,
+    /// Row loops (Next/Prev back-jumps).
+    pub loops: usize,
+}
+
+/// The shortest path from `from` to `to` inside `[lo, hi]`, counting the
+/// instructions run, both ends included.
+fn path(program: &[Op], from: usize, to: usize, lo: usize, hi: usize) -> Option<u64> {
+    let mut dist: Vec<Option<u64>> = vec![None; program.len()];
+    let mut queue = std::collections::VecDeque::new();
+    dist[from] = Some(1);
+    queue.push_back(from);
+    while let Some(at) = queue.pop_front() {
+        if at == to {
+            return dist[at];
+        }
+        let here = &program[at];
+        let mut next = Vec::new();
+        if JUMPS.contains(&here.opcode.as_str())
+            && let Ok(target) = usize::try_from(here.p2)
+        {
+            next.push(target);
+        }
+        if !matches!(
+            here.opcode.as_str(),
+            "Goto" | "Halt" | "Return" | "EndCoroutine"
+        ) {
+            next.push(at + 1);
+        }
+        for n in next {
+            if n >= lo && n <= hi && n < program.len() && dist[n].is_none() {
+                dist[n] = Some(dist[at].unwrap_or(0) + 1);
+                queue.push_back(n);
             }
-        };
-        values.push(value);
+        }
     }
-    Ok((values, notes))
+    None
+}
+
+/// The longest forward path from `from` to `to` (both included): a row
+/// handed to a LIMIT sort may take the longer branch that replaces the
+/// sort's current last row.
+fn longest(program: &[Op], from: usize, to: usize) -> Option<u64> {
+    let mut dp: Vec<Option<u64>> = vec![None; to + 1];
+    dp[from] = Some(1);
+    for at in from..to {
+        let Some(here) = dp[at] else { continue };
+        let op = &program[at];
+        let mut next = Vec::new();
+        if JUMPS.contains(&op.opcode.as_str())
+            && let Ok(target) = usize::try_from(op.p2)
+        {
+            next.push(target);
+        }
+        if !matches!(
+            op.opcode.as_str(),
+            "Goto" | "Halt" | "Return" | "EndCoroutine"
+        ) {
+            next.push(at + 1);
+        }
+        for n in next {
+            if n > at && n <= to {
+                dp[n] = Some(dp[n].map_or(here + 1, |d| d.max(here + 1)));
+            }
+        }
+    }
+    dp[to]
+}
+
+pub fn program_cost(program: &[Op]) -> ProgramCost {
+    let mut cost = ProgramCost::default();
+    let mut in_loop = vec![false; program.len()];
+    // Loops over a sort's or a subquery's own rows are not reads of the
+    // table.
+    let scratch: Vec<i64> = program
+        .iter()
+        .filter(|op| {
+            matches!(
+                op.opcode.as_str(),
+                "OpenEphemeral" | "SorterOpen" | "OpenPseudo"
+            )
+        })
+        .map(|op| op.p1)
+        .collect();
+    for (addr, op) in program.iter().enumerate() {
+        if !matches!(op.opcode.as_str(), "Next" | "Prev" | "VNext") || scratch.contains(&op.p1) {
+            continue;
+        }
+        let Ok(top) = usize::try_from(op.p2) else {
+            continue;
+        };
+        if top >= addr {
+            continue;
+        }
+        cost.loops += 1;
+        for flag in &mut in_loop[top..=addr] {
+            *flag = true;
+        }
+        let Some(rejected) = path(program, top, addr, top, addr) else {
+            continue;
+        };
+        let via = |opcode: &str| {
+            (top..addr)
+                .filter(|&r| program[r].opcode == opcode)
+                .filter_map(|r| {
+                    Some(path(program, top, r, top, addr)? + path(program, r, addr, top, addr)? - 1)
+                })
+                .min()
+        };
+        let returned = via("ResultRow").unwrap_or(rejected);
+        let sorted = (top..addr)
+            .filter(|&r| matches!(program[r].opcode.as_str(), "SorterInsert" | "IdxInsert"))
+            .filter_map(|r| Some(longest(program, top, r)? + longest(program, r, addr)? - 1))
+            .max()
+            .unwrap_or(0);
+        if cost.rejected == 0 || rejected < cost.rejected {
+            cost.rejected = rejected;
+            cost.returned = returned;
+            cost.sorted = sorted;
+        }
+    }
+    cost.once = in_loop.iter().filter(|f| !**f).count() as u64;
+    cost
+}
+
+/// Runs a read part once inside a transaction that rolls back and reads
+/// SQLite's counters for that statement: VM steps, full-scan steps,
+/// sorts, rows put in automatic indexes. SQLite counts instructions, not
+/// rows, so rows examined is the VM steps beyond the run-once part divided
+/// by the fewest steps a row can take (from the statement's own program):
+/// an estimate, exact for a walk that rejects rows at its first test.
+pub fn measure(b: &mut SqliteBackend, stmt: &Stmt) -> Result<Measured> {
+    // The program, compiled with the same values (STAT4 plans depend on
+    // them).
+    let explain = Stmt {
+        sql: format!("EXPLAIN {}", stmt.sql),
+        binds: stmt.binds.clone(),
+    };
+    let program: Vec<Op> = b
+        .query(&explain)?
+        .into_iter()
+        .map(|row| Op {
+            opcode: row
+                .get(1)
+                .cloned()
+                .and_then(Value::into_text)
+                .unwrap_or_default(),
+            p1: row.get(2).and_then(Value::as_i64).unwrap_or(0),
+            p2: row.get(3).and_then(Value::as_i64).unwrap_or(0),
+        })
+        .collect();
+    let cost = program_cost(&program);
+    let (returned, vm, fullscan, sorts, autoindex, sorted_rows) =
+        crate::engine::in_tx(b, TxMode::Read, false, |b| {
+            let started = b.log.start();
+            let counted = (|| -> rusqlite::Result<(u64, i32, i32, i32, i32)> {
+                let mut prepared = b.conn.prepare(&stmt.sql)?;
+                let mut returned = 0u64;
+                {
+                    let mut rows = prepared.query(rusqlite::params_from_iter(
+                        stmt.binds.iter().map(super::to_sql),
+                    ))?;
+                    while rows.next()?.is_some() {
+                        returned += 1;
+                    }
+                }
+                Ok((
+                    returned,
+                    prepared.get_status(StatementStatus::VmStep),
+                    prepared.get_status(StatementStatus::FullscanStep),
+                    prepared.get_status(StatementStatus::Sort),
+                    prepared.get_status(StatementStatus::AutoIndex),
+                ))
+            })()
+            .map_err(|e| b.err(e))?;
+            b.log.finish(started, &stmt.sql, " (measured, rolled back)");
+            // A sort receives every row the filter passes: count them, to
+            // tell the rows sorted from the rows passed over.
+            let sorted_rows = if counted.3 > 0 && cost.sorted > 0 {
+                let count = Stmt {
+                    sql: format!(
+                        "SELECT count(*) FROM ({})",
+                        crate::explain::sqltext::unordered(
+                            &stmt.sql,
+                            crate::explain::sqltext::Lexer::Sqlite
+                        )
+                    ),
+                    binds: stmt.binds.clone(),
+                };
+                b.query(&count)
+                    .ok()
+                    .map(|rows| crate::engine::first_int(&rows).max(0) as u64)
+            } else {
+                None
+            };
+            Ok((
+                counted.0,
+                counted.1,
+                counted.2,
+                counted.3,
+                counted.4,
+                sorted_rows,
+            ))
+        })?;
+    let vm = u64::try_from(vm).unwrap_or(0);
+    let fullscan = u64::try_from(fullscan).unwrap_or(0);
+    let autoindex = u64::try_from(autoindex).unwrap_or(0);
+    // One loop that is a full scan: SQLite counted its steps exactly
+    // (each step past the first row). Otherwise derive rows from steps: the
+    // rows returned took the returning path, the rest the rejecting one.
+    let (examined, estimated) = if cost.loops == 1 && fullscan > 0 {
+        (fullscan + 1, false)
+    } else {
+        // Rows handed to a sort took the sorting path; else the rows
+        // returned took the returning path.
+        let (kept, path) = match sorted_rows {
+            Some(sorted) => (sorted, cost.sorted),
+            None => (returned, cost.returned),
+        };
+        let rest = vm.saturating_sub(cost.once).saturating_sub(kept * path);
+        let passed = rest.checked_div(cost.rejected).unwrap_or(0);
+        (kept + passed, true)
+    };
+    let examined = examined.max(fullscan + autoindex).max(returned);
+    let mut counters = serde_json::Map::new();
+    counters.insert("vm_steps".into(), vm.into());
+    counters.insert("fullscan_steps".into(), fullscan.into());
+    counters.insert("sorts".into(), (sorts.max(0) as u64).into());
+    counters.insert("autoindex_rows".into(), autoindex.into());
+    counters.insert("steps_per_row".into(), cost.rejected.into());
+    Ok(Measured {
+        sql: stmt.sql.clone(),
+        rows_returned: returned,
+        rows_examined: examined,
+        estimated,
+        sort_input_rows: sorted_rows,
+        counters,
+        forced: false,
+        plan: None,
+    })
 }
 
 #[cfg(test)]

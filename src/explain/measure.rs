@@ -1,0 +1,143 @@
+//! The work a hot query really does: its read part run once, in a
+//! transaction that rolls back, with the database's own counters (SQLite's
+//! statement counters, PostgreSQL's EXPLAIN ANALYZE), judged as rows
+//! examined per row returned against a budget that grows with the backlog
+//! and, slowly, with the table.
+
+use serde::Serialize;
+
+use super::{FindingKind, PlanFinding, Severity};
+
+/// What one run of a read part did, as the backend counted it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Measured {
+    /// The statement that ran: the read part, without locking clauses.
+    pub sql: String,
+    pub rows_returned: u64,
+    pub rows_examined: u64,
+    /// SQLite counts VM steps, not rows: rows examined is derived from
+    /// them (see docs/explain-claim.md), so it is an estimate.
+    pub estimated: bool,
+    /// Rows the largest sort received (PostgreSQL: its Sort node's input).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sort_input_rows: Option<u64>,
+    /// The backend's own counters (VM steps, full-scan steps, sorts,
+    /// automatic index rows; rows removed by filter, heap fetches,
+    /// buffers).
+    pub counters: serde_json::Map<String, serde_json::Value>,
+    /// Measured with sequential scans discouraged (the plan the table
+    /// gets once it is big, on a small or never-analyzed table).
+    pub forced: bool,
+    /// PostgreSQL's EXPLAIN ANALYZE document, with `--analyze`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<serde_json::Value>,
+}
+
+/// A measurement and how it was judged.
+#[derive(Debug, Clone, Serialize)]
+pub struct Measure {
+    #[serde(flatten)]
+    pub measured: Measured,
+    /// Rows examined per row returned (per run when none is returned).
+    pub per_row: f64,
+    /// The most rows it may examine per row returned.
+    pub budget: u64,
+    /// Rows of the query's own state it may have to pass (the backlog
+    /// of every queue), part of the budget.
+    pub backlog: u64,
+}
+
+/// Below this many rows examined per row returned, nothing is flagged.
+pub const EXAMINE_FLOOR: u64 = 1_000;
+
+/// The slack of the budget on a table of `rows`: 1,000, or 10·√rows on a
+/// table above 10,000 rows, so that a walk through a share of history
+/// is flagged on every size of table while a few stray rows never are.
+pub fn slack(rows: f64) -> u64 {
+    let grown = (10.0 * rows.max(0.0).sqrt()).ceil() as u64;
+    grown.max(EXAMINE_FLOOR)
+}
+
+/// Judges a measurement: the budget per returned row is the backlog the
+/// query may pass plus the slack; above it the query walks rows it does
+/// not want (finished history, other states), on every run.
+pub fn judge(
+    measured: Measured,
+    backlog: u64,
+    table_rows: f64,
+    state: &str,
+) -> (Measure, Option<PlanFinding>) {
+    let per_row = measured.rows_examined as f64 / measured.rows_returned.max(1) as f64;
+    let budget = backlog + slack(table_rows);
+    let finding = (per_row > budget as f64).then(|| {
+        let returned = match measured.rows_returned {
+            0 => "to return no row".to_string(),
+            1 => "to return 1 row".to_string(),
+            n => format!("to return {n} rows ({per_row:.0} per row)"),
+        };
+        let about = if measured.estimated { "about " } else { "" };
+        PlanFinding::new(
+            Severity::Error,
+            FindingKind::HistoryWalk,
+            format!(
+                "one run examined {about}{} rows {returned}; the budget is {budget} per row \
+                 (the {backlog} {state} rows it may have to pass, plus {} for a table of {:.0} \
+                 rows): it walks through rows it does not return (finished history, other states) \
+                 on every run, and the walk grows with the table",
+                measured.rows_examined,
+                slack(table_rows),
+                table_rows
+            ),
+        )
+    });
+    (
+        Measure {
+            measured,
+            per_row,
+            budget,
+            backlog,
+        },
+        finding,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn measured(examined: u64, returned: u64) -> Measured {
+        Measured {
+            sql: "SELECT 1".into(),
+            rows_returned: returned,
+            rows_examined: examined,
+            estimated: false,
+            sort_input_rows: None,
+            counters: Default::default(),
+            forced: false,
+            plan: None,
+        }
+    }
+
+    #[test]
+    fn the_budget_grows_with_backlog_and_table() {
+        assert_eq!(slack(20.0), 1_000);
+        assert_eq!(slack(50_500.0), 2_248);
+        assert_eq!(slack(2_000_000.0), 14_143);
+        // A walk through 50,000 finished jobs to claim one of 500 pending.
+        let (m, f) = judge(measured(50_001, 1), 500, 50_500.0, "pending");
+        assert_eq!(m.budget, 2_748);
+        assert_eq!(f.unwrap().kind, FindingKind::HistoryWalk);
+        // A sort of the whole backlog is the sort rule's business.
+        assert!(
+            judge(measured(12_000, 1), 12_000, 62_000.0, "pending")
+                .1
+                .is_none()
+        );
+        // A tiny table, read whole.
+        assert!(judge(measured(20, 1), 0, 20.0, "pending").1.is_none());
+        // Nothing returned: the walk is the cost of every run.
+        assert!(judge(measured(60_000, 0), 0, 60_000.0, "done").1.is_some());
+        // A batch: per returned row.
+        assert!(judge(measured(1_500, 1_000), 0, 2e6, "done").1.is_none());
+    }
+}
