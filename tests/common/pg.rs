@@ -136,6 +136,13 @@ impl PgDb {
             .unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
 
+    pub fn count_in(&self, table: &str, filter: &str) -> i64 {
+        self.client()
+            .query_one(&format!("SELECT count(*) FROM {table} WHERE {filter}"), &[])
+            .unwrap()
+            .get(0)
+    }
+
     pub fn count(&self, filter: &str) -> i64 {
         self.client()
             .query_one(&format!("SELECT count(*) FROM jobs WHERE {filter}"), &[])

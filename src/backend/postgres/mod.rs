@@ -165,10 +165,13 @@ impl PostgresBackend {
             .into_iter()
             .filter(|c| c.is_time() && table.col(*c).is_some_and(|col| col.kind == ColumnKind::Int))
             .collect();
+        // Each column by a stored value; a column with none yet follows
+        // the other epoch columns (a lease is empty until a claim).
+        let mut found: Vec<(Concept, Option<TimeRepr>)> = Vec::new();
         for concept in epoch {
             let repr = match table.layout.time {
-                Some(TimeEncoding::UnixMs) => TimeRepr::EpochMillis,
-                Some(_) => TimeRepr::EpochSeconds,
+                Some(TimeEncoding::UnixMs) => Some(TimeRepr::EpochMillis),
+                Some(_) => Some(TimeRepr::EpochSeconds),
                 None => {
                     let column = table.must(concept);
                     let sample = self.query(&Stmt::plain(format!(
@@ -176,12 +179,20 @@ impl PostgresBackend {
                         table.table()
                     )))?;
                     match crate::engine::first_int(&sample) {
-                        n if n.abs() > MILLIS_ABOVE => TimeRepr::EpochMillis,
-                        _ => TimeRepr::EpochSeconds,
+                        0 => None,
+                        n if n.abs() > MILLIS_ABOVE => Some(TimeRepr::EpochMillis),
+                        _ => Some(TimeRepr::EpochSeconds),
                     }
                 }
             };
-            table.set_time_repr(concept, repr);
+            found.push((concept, repr));
+        }
+        let fallback = found
+            .iter()
+            .find_map(|(_, r)| *r)
+            .unwrap_or(TimeRepr::EpochSeconds);
+        for (concept, repr) in found {
+            table.set_time_repr(concept, repr.unwrap_or(fallback));
         }
         for (concept, ident) in &table.absent {
             self.log.finish(
