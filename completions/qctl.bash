@@ -52,6 +52,9 @@ _qctl() {
             qctl,init)
                 cmd="qctl__subcmd__init"
                 ;;
+            qctl,layouts)
+                cmd="qctl__subcmd__layouts"
+                ;;
             qctl,list)
                 cmd="qctl__subcmd__list"
                 ;;
@@ -112,6 +115,9 @@ _qctl() {
             qctl__subcmd__help,init)
                 cmd="qctl__subcmd__help__subcmd__init"
                 ;;
+            qctl__subcmd__help,layouts)
+                cmd="qctl__subcmd__help__subcmd__layouts"
+                ;;
             qctl__subcmd__help,list)
                 cmd="qctl__subcmd__help__subcmd__list"
                 ;;
@@ -143,7 +149,7 @@ _qctl() {
 
     case "${cmd}" in
         qctl)
-            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help"
+            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -162,7 +168,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -236,7 +242,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -302,7 +308,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -372,7 +378,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -442,7 +448,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -500,7 +506,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -566,7 +572,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -644,7 +650,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -726,7 +732,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -800,7 +806,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -878,7 +884,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -917,7 +923,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__help)
-            opts="demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help"
+            opts="demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1098,6 +1104,20 @@ _qctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        qctl__subcmd__help__subcmd__layouts)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         qctl__subcmd__help__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1230,7 +1250,65 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    return 0
+                    ;;
+                --table)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --busy-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --statement-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        qctl__subcmd__layouts)
+            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --database)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -1304,7 +1382,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -1366,7 +1444,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -1424,7 +1502,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -1498,7 +1576,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -1572,7 +1650,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -1638,7 +1716,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -1696,7 +1774,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -1782,7 +1860,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
                     return 0
                     ;;
                 --table)

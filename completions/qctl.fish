@@ -26,7 +26,20 @@ end
 
 complete -c qctl -n "__fish_qctl_needs_command" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_needs_command" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_needs_command" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_needs_command" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_needs_command" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_needs_command" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -60,6 +73,7 @@ complete -c qctl -n "__fish_qctl_needs_command" -f -a "blocked" -d 'Sessions wai
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "locks" -d 'Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL)'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "doctor" -d 'Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "bench" -d 'Claim throughput and latency with concurrent workers, on a scratch table'
+complete -c qctl -n "__fish_qctl_needs_command" -f -a "layouts" -d 'List the layout presets: the queue systems qctl knows and what it does with each'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "man" -d 'Print a man page (roff): qctl\'s, or a command\'s (`qctl man stats | man -l -`)'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -67,7 +81,20 @@ complete -c qctl -n "__fish_qctl_using_subcommand demo" -l path -d 'The SQLite f
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l history -d 'How many finished jobs of history to create' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand demo" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand demo" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -86,7 +113,20 @@ complete -c qctl -n "__fish_qctl_using_subcommand demo" -s h -l help -d 'Print h
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand init" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand init" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand init" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -112,7 +152,20 @@ complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l delay -d 'Make the
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l max-attempts -d 'Attempts before the job is dead-lettered [default: 3]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -137,7 +190,20 @@ complete -c qctl -n "__fish_qctl_using_subcommand stats" -l max-stale -d 'Exit 1
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -s o -l output -d 'Write the document to FILE instead of stdout, atomically (a temporary file in the same directory, then a rename), as node_exporter\'s textfile collector needs; with --watch, replaced at every refresh' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand stats" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -169,7 +235,20 @@ complete -c qctl -n "__fish_qctl_using_subcommand list" -l limit -d 'At most thi
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l timeout -d 'With --status stale: judge staleness by lock age instead of lease' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand list" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand list" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -188,7 +267,20 @@ complete -c qctl -n "__fish_qctl_using_subcommand list" -s h -l help -d 'Print h
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand show" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand show" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand show" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -210,7 +302,20 @@ complete -c qctl -n "__fish_qctl_using_subcommand claim" -l queue -d 'Claim from
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l lease -d 'How long the worker may hold the job before reap may requeue it [default: 5m, when the layout has a lease column]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand claim" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand claim" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -231,7 +336,20 @@ complete -c qctl -n "__fish_qctl_using_subcommand complete" -l worker -d 'The wo
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l fence -l attempt -d 'The fence token claim returned: the job changes only if no later claim took it, even by a worker of the same name (--attempt is the same token where it is the attempts counter)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand complete" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand complete" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -254,7 +372,20 @@ complete -c qctl -n "__fish_qctl_using_subcommand fail" -l error -d 'Why it fail
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l retry-delay -d 'With attempts left, make the job ready again after this long' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand fail" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand fail" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -276,7 +407,20 @@ complete -c qctl -n "__fish_qctl_using_subcommand retry" -l queue -d 'With --all
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l batch-size -d 'Jobs per transaction with --all [default: 250 on SQLite, 5000 on PostgreSQL]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand retry" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -301,7 +445,20 @@ complete -c qctl -n "__fish_qctl_using_subcommand reap" -l batch-size -d 'Jobs p
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l show -d 'List at most N reaped jobs (the counts always cover every one)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -328,7 +485,20 @@ complete -c qctl -n "__fish_qctl_using_subcommand purge" -l queue -d 'Only jobs 
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l batch-size -d 'Jobs per transaction [default: 250 on SQLite, 5000 on PostgreSQL]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand purge" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -356,7 +526,20 @@ complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l sort-thresho
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l sql -d 'Check the application\'s own claim query from FILE instead of qctl\'s; its placeholders are bound as the application binds them, typed by the columns they are compared with (a guessed value makes the verdict provisional)' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -380,7 +563,20 @@ complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l min-wait -d 'Hide 
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l max-wait -d 'Exit 1 when any session has waited longer than this (a CI or cron gate)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -400,7 +596,20 @@ complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s V -l version -d 'P
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l key -d 'Only this key: a bigint (987654321) or two int4 (11,100)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand locks" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -424,7 +633,20 @@ complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l max-wait -d 'Postgr
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l sort-threshold -d 'A temporary sort of more rows than this is an error (as explain-claim)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -450,7 +672,20 @@ for-update\t''
 both\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand bench" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand bench" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -467,9 +702,54 @@ complete -c qctl -n "__fish_qctl_using_subcommand bench" -s q -l quiet -d 'Print
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s V -l version -d 'Print version'
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s h -l help -d 'Print help'
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand completions" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand completions" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -488,7 +768,20 @@ complete -c qctl -n "__fish_qctl_using_subcommand completions" -s h -l help -d '
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand man" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand man" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand man" -l layout -d 'Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand man" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand man" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand man" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -505,23 +798,24 @@ complete -c qctl -n "__fish_qctl_using_subcommand man" -s q -l quiet -d 'Print o
 complete -c qctl -n "__fish_qctl_using_subcommand man" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand man" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand man" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "demo" -d 'Build a realistic sample queue in a new SQLite file and walk through what an operator does'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "init" -d 'Create the queue table and the indexes its hot queries need (idempotent)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "enqueue" -d 'Add one job, or many from a JSONL file or stdin (all or nothing)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "stats" -d 'Queue depth per queue and status, stale jobs, and the age of the oldest ready job'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "list" -d 'List jobs, filtered by queue and status'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "show" -d 'Show one job in full'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "claim" -d 'Claim the next ready job as a worker would'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "complete" -d 'Mark a claimed job done (only while that worker still holds it)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "fail" -d 'Mark a claimed job failed: retried while attempts remain, else dead-lettered'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "retry" -d 'Put dead-lettered (failed) jobs back to pending'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "reap" -d 'Requeue stale running jobs whose worker died; dead-letter those out of attempts'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "purge" -d 'Delete finished jobs older than a given age, in batches'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "explain-claim" -d 'Check that the claim (and reap and purge) queries use an index, and fix them'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "blocked" -d 'Sessions waiting on a lock and the sessions blocking them (SQLite: who holds the file)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "locks" -d 'Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "doctor" -d 'Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "bench" -d 'Claim throughput and latency with concurrent workers, on a scratch table'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "completions" -d 'Print a shell completion script'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "man" -d 'Print a man page (roff): qctl\'s, or a command\'s (`qctl man stats | man -l -`)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "demo" -d 'Build a realistic sample queue in a new SQLite file and walk through what an operator does'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "init" -d 'Create the queue table and the indexes its hot queries need (idempotent)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "enqueue" -d 'Add one job, or many from a JSONL file or stdin (all or nothing)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "stats" -d 'Queue depth per queue and status, stale jobs, and the age of the oldest ready job'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "list" -d 'List jobs, filtered by queue and status'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "show" -d 'Show one job in full'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "claim" -d 'Claim the next ready job as a worker would'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "complete" -d 'Mark a claimed job done (only while that worker still holds it)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "fail" -d 'Mark a claimed job failed: retried while attempts remain, else dead-lettered'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "retry" -d 'Put dead-lettered (failed) jobs back to pending'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "reap" -d 'Requeue stale running jobs whose worker died; dead-letter those out of attempts'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "purge" -d 'Delete finished jobs older than a given age, in batches'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "explain-claim" -d 'Check that the claim (and reap and purge) queries use an index, and fix them'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "blocked" -d 'Sessions waiting on a lock and the sessions blocking them (SQLite: who holds the file)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "locks" -d 'Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "doctor" -d 'Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "bench" -d 'Claim throughput and latency with concurrent workers, on a scratch table'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "layouts" -d 'List the layout presets: the queue systems qctl knows and what it does with each'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "completions" -d 'Print a shell completion script'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "man" -d 'Print a man page (roff): qctl\'s, or a command\'s (`qctl man stats | man -l -`)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

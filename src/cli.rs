@@ -54,8 +54,8 @@ pub struct GlobalOpts {
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
-    /// Table layout preset: default or app-job-queue [default: `preset` in qctl.toml, then default]
-    #[arg(long, global = true, value_name = "PRESET")]
+    /// Table layout: auto (find the queue system from the database's catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]
+    #[arg(long, global = true, value_name = "PRESET", value_parser = layout_names())]
     pub layout: Option<String>,
 
     /// Queue table name, overriding the layout's (schema.table allowed)
@@ -177,6 +177,8 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Claim throughput and latency with concurrent workers, on a scratch table
     Bench(BenchArgs),
+    /// List the layout presets: the queue systems qctl knows and what it does with each
+    Layouts(LayoutsArgs),
     /// Print a shell completion script
     Completions(CompletionsArgs),
     /// Print a man page (roff): qctl's, or a command's (`qctl man stats | man -l -`)
@@ -204,6 +206,7 @@ impl Command {
             Command::Locks(_) => "locks",
             Command::Doctor(_) => "doctor",
             Command::Bench(_) => "bench",
+            Command::Layouts(_) => "layouts",
             Command::Completions(_) => "completions",
             Command::Man(_) => "man",
         }
@@ -600,6 +603,21 @@ pub struct ManArgs {
     /// The command whose page to print (stats, doctor, ...) [default: qctl's own page]
     #[arg(value_name = "COMMAND")]
     pub command: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LayoutsArgs {
+    /// Show one preset in full: its notes on how the system's own rules map onto qctl's commands
+    #[arg(value_name = "PRESET", value_parser = layout_names())]
+    pub name: Option<String>,
+}
+
+/// `--layout`'s values: auto and every preset.
+fn layout_names() -> clap::builder::PossibleValuesParser {
+    let names: Vec<&'static str> = std::iter::once("auto")
+        .chain(crate::presets::names())
+        .collect();
+    clap::builder::PossibleValuesParser::new(names)
 }
 
 #[derive(Debug, Args)]

@@ -80,6 +80,19 @@ impl Ctx {
                 auto: self.auto.clone(),
             },
         )
+        .map_err(|err| {
+            let missing = err
+                .downcast_ref::<error::QctlError>()
+                .is_some_and(|e| matches!(e, error::QctlError::MissingTable { .. }));
+            if missing && self.auto.is_some() {
+                err.context(
+                    "no known queue system's table is here either (`qctl layouts` lists the ones \
+                     --layout auto looks for)",
+                )
+            } else {
+                err
+            }
+        })
     }
 }
 
@@ -149,6 +162,7 @@ fn run(cli: Cli) -> Result<u8> {
     match &cli.command {
         Command::Completions(args) => return commands::completions::run(&out, args),
         Command::Man(args) => return commands::man::run(&out, args),
+        Command::Layouts(args) => return commands::layouts::run(&out, args),
         _ => {}
     }
     let config = Config::load(global.config.as_deref())?;
@@ -217,7 +231,9 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Doctor(args) => commands::doctor::run(&ctx, &args),
         Command::Blocked(args) => commands::blocked::run(&ctx, &args),
         Command::Locks(args) => commands::locks::run(&ctx, &args),
-        Command::Completions(_) | Command::Man(_) => unreachable!("handled before connecting"),
+        Command::Completions(_) | Command::Man(_) | Command::Layouts(_) => {
+            unreachable!("handled before connecting")
+        }
     }
 }
 

@@ -1061,3 +1061,68 @@ impl Render for DoctorReport {
         github::doctor(self)
     }
 }
+
+impl Render for crate::commands::layouts::LayoutsReport {
+    fn render_table(&self, styles: &Styles) -> String {
+        let mut out = String::new();
+        if self.detailed {
+            for p in &self.presets {
+                let _ = writeln!(
+                    out,
+                    "{} — {} {}",
+                    p.name.style(styles.good),
+                    p.system,
+                    p.version
+                );
+                let _ = writeln!(out, "  {}", p.about);
+                let _ = writeln!(
+                    out,
+                    "  databases: {}; table: {}",
+                    p.databases.join(", "),
+                    p.table
+                );
+                let _ = writeln!(out, "  runs: {}", p.supports.join(", "));
+                for (command, why) in &p.refuses {
+                    let _ = writeln!(out, "  refuses {command}: {why}");
+                }
+                for note in &p.notes {
+                    let _ = writeln!(out, "  - {note}");
+                }
+            }
+            return out;
+        }
+        let mut table = new_table(
+            styles,
+            &[
+                "preset",
+                "system",
+                "version",
+                "databases",
+                "table",
+                "refuses",
+            ],
+        );
+        for p in &self.presets {
+            table.add_row(vec![
+                Cell::new(&p.name),
+                Cell::new(&p.system),
+                Cell::new(&p.version),
+                Cell::new(p.databases.join(", ")),
+                Cell::new(&p.table),
+                Cell::new(if p.refuses.is_empty() {
+                    "-".to_string()
+                } else {
+                    p.refuses.keys().cloned().collect::<Vec<_>>().join(", ")
+                }),
+            ]);
+        }
+        let _ = writeln!(out, "{table}");
+        let _ = writeln!(
+            out,
+            "{}",
+            "--layout auto (the default) finds the system from the catalog; `qctl layouts NAME` shows how its rules map onto qctl's commands"
+                .style(styles.dim)
+        );
+        out
+    }
+}

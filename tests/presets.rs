@@ -1031,3 +1031,107 @@ fn quartz() {
     holder.batch_execute("COMMIT").unwrap();
     waiter.join().unwrap();
 }
+
+// ----- --layout auto and qctl layouts -----------------------------------------
+
+#[test]
+fn auto_detection_says_why_and_asks_when_several_systems_share_a_database() {
+    let db = pg_with("river", &["schema.sql", "rows.sql"]);
+    let verbose = db.run(&["-v", "stats"]);
+    verbose.assert_ok();
+    assert!(
+        verbose
+            .stderr
+            .contains("layout auto: river (River, schema version 7) found: table river_job"),
+        "{}",
+        verbose.stderr
+    );
+    // A second system in the same database: qctl asks which.
+    db.exec(&fixture("oban", "schema.sql"));
+    let before = db.value("SELECT count(*) FROM river_job");
+    let both = db.run(&["stats"]);
+    assert_eq!(both.code, 2, "{}", both.stderr);
+    assert!(
+        both.stderr.contains("several queue tables")
+            && both.stderr.contains("river_job (river)")
+            && both.stderr.contains("oban_jobs (oban)")
+            && both.stderr.contains("--layout"),
+        "{}",
+        both.stderr
+    );
+    assert_eq!(
+        db.json(&["--layout", "river", "stats"])["total"]["pending"],
+        4
+    );
+    assert_eq!(
+        db.json(&["--layout", "oban", "stats"])["total"]["pending"],
+        0
+    );
+    assert_eq!(db.value("SELECT count(*) FROM river_job"), before);
+}
+
+#[test]
+fn an_unknown_table_falls_back_to_the_default_layout_with_a_note() {
+    let s = Sandbox::new();
+    s.run(&["init"]).assert_ok();
+    let run = s.run(&["-v", "stats"]);
+    run.assert_ok();
+    assert!(
+        run.stderr
+            .contains("layout auto: default (qctl) found: table jobs"),
+        "{}",
+        run.stderr
+    );
+    s.exec("ALTER TABLE jobs RENAME TO tasks");
+    let run = s.run(&["-v", "--table", "tasks", "stats"]);
+    run.assert_ok();
+    assert!(
+        run.stderr
+            .contains("no known queue system's table here: the default layout, table tasks"),
+        "{}",
+        run.stderr
+    );
+    let missing = s.run(&["--table", "nope", "stats"]);
+    missing.assert_error("`qctl layouts`");
+}
+
+#[test]
+fn layouts_lists_every_preset_and_what_it_refuses() {
+    let s = Sandbox::new();
+    let report = s.run_raw(&["--format", "json", "layouts"]).json();
+    let names: Vec<&str> = report["presets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    for name in [
+        "default",
+        "app-job-queue",
+        "river",
+        "oban",
+        "pg-boss",
+        "graphile-worker",
+        "procrastinate",
+        "pgqueuer",
+        "que",
+        "delayed_job",
+        "good_job",
+        "solid_queue",
+        "quartz",
+    ] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    let river = s.run_raw(&["layouts", "river"]);
+    river.assert_ok();
+    assert!(
+        river
+            .stdout
+            .contains("refuses claim: River's workers fetch jobs"),
+        "{}",
+        river.stdout
+    );
+    assert!(river.stdout.contains("JobRescuer"), "{}", river.stdout);
+    s.run_raw(&["layouts", "nope"])
+        .assert_error("invalid value 'nope'");
+}

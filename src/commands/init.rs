@@ -14,6 +14,7 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<u8> {
     } else {
         Access::Create
     };
+    ctx.layout.refuse("init")?;
     let mut backend = ctx.open(access)?;
     let statements = backend.init_statements();
     if !args.print {

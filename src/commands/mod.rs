@@ -11,6 +11,7 @@ pub mod enqueue;
 pub mod explain;
 pub mod finish;
 pub mod init;
+pub mod layouts;
 pub mod list;
 pub mod locks;
 pub mod man;

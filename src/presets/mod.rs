@@ -175,11 +175,7 @@ impl Preset {
         // and the commands that need it say so.
         layout.forget_explicit();
         layout.system_claim = preset.claim.get(database).cloned();
-        layout.refusals = self
-            .refuse
-            .iter()
-            .map(|(command, why)| (command.clone(), why.clone()))
-            .collect();
+        layout.refusals = self.refusals();
         layout.system = Some(self.system.clone());
         Ok(layout)
     }
@@ -193,6 +189,24 @@ pub fn layout(name: &str, database: &str) -> Result<Layout> {
             "unknown layout preset '{name}'; the presets are: auto, {}",
             names().join(", ")
         ))),
+    }
+}
+
+impl Preset {
+    /// What qctl leaves to the system's own tools: the file's list, and
+    /// `init`, which makes qctl's table, never a system's.
+    fn refusals(&self) -> BTreeMap<String, String> {
+        let mut refuse = self.refuse.clone();
+        if self.layout.is_some() {
+            refuse.entry("init".into()).or_insert_with(|| {
+                format!(
+                    "{}'s tables are made by its own installer or migrations; init makes qctl's \
+                     own table",
+                    self.system
+                )
+            });
+        }
+        refuse
     }
 }
 
@@ -225,7 +239,14 @@ pub fn infos() -> Vec<PresetInfo> {
                 .layout
                 .as_ref()
                 .and_then(|l| l.table.clone())
-                .unwrap_or_else(|| p.detect.table.clone()),
+                .unwrap_or_else(|| p.detect.table.clone())
+                .replace(
+                    "{schema}.",
+                    &p.schema
+                        .as_ref()
+                        .map(|s| format!("{s}."))
+                        .unwrap_or_default(),
+                ),
             about: p.about.clone(),
             supports: [
                 "stats",
@@ -237,9 +258,13 @@ pub fn infos() -> Vec<PresetInfo> {
                 "locks",
             ]
             .into_iter()
-            .chain(COMMANDS.into_iter().filter(|c| !p.refuse.contains_key(*c)))
+            .chain(
+                COMMANDS
+                    .into_iter()
+                    .filter(|c| !p.refusals().contains_key(*c)),
+            )
             .collect(),
-            refuses: p.refuse.clone(),
+            refuses: p.refusals(),
             notes: p.notes.clone(),
         })
         .collect()
