@@ -10,7 +10,7 @@ use std::path::Path;
 
 use common::Sandbox;
 
-const COMMANDS: [&str; 19] = [
+const COMMANDS: [&str; 20] = [
     "demo",
     "init",
     "enqueue",
@@ -28,6 +28,7 @@ const COMMANDS: [&str; 19] = [
     "blocked",
     "locks",
     "doctor",
+    "layouts",
     "completions",
     "man",
 ];
