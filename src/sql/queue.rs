@@ -422,6 +422,14 @@ impl<'t> QueueSql<'t> {
         self.stmt(&text, b)
     }
 
+    /// One job by id, locked for the change that follows (a dialect
+    /// without RETURNING reads a row before deleting it).
+    pub fn show_locked(&self, id: &JobId) -> Stmt {
+        let mut stmt = self.show(id);
+        stmt.sql.push_str(self.d.lock(LockMode::Wait));
+        stmt
+    }
+
     pub fn list(&self, request: &ListRequest) -> Result<Stmt> {
         let mut b = Binds::default();
         let mut filter = vec!["1 = 1".to_string()];
