@@ -24,9 +24,8 @@ use crate::sql::{Bind, Stmt};
 /// Rows per multi-row INSERT (the fallback): 1,000 rows of a few columns
 /// stay far below 65,535 placeholders and max_allowed_packet.
 const INSERT_ROWS: usize = 1000;
-/// Bytes of tab-separated rows sent per LOAD DATA (the server reads them
-/// as they come; this bounds qctl's memory, not the load).
-const LOAD_BYTES: usize = 8 << 20;
+/// Bytes of tab-separated rows handed to the sending thread at a time.
+const CHUNK_BYTES: usize = 256 << 10;
 
 pub fn enqueue(
     b: &mut MysqlBackend,
@@ -66,28 +65,25 @@ pub fn enqueue(
     }
     let local_infile = local_infile(b)?;
     let count = in_tx(b, TxMode::Write, true, |b| {
-        let mut count = 0u64;
-        let mut rows: Vec<Vec<Bind>> = Vec::new();
-        let mut bytes = 0usize;
-        for job in &mut *jobs {
+        let mut rows = jobs.map(|job| {
             let job = job?;
             check_new_job(&table, &job, client_now)?;
-            let binds = values(&job);
-            bytes += binds.iter().map(bind_len).sum::<usize>();
-            rows.push(binds);
-            let full = if local_infile {
-                bytes >= LOAD_BYTES
-            } else {
-                rows.len() >= INSERT_ROWS
-            };
-            if full {
-                count += flush(b, &columns, &rows, local_infile)?;
-                rows.clear();
-                bytes = 0;
+            Ok(values(&job))
+        });
+        if local_infile {
+            return load(b, &columns, &mut rows);
+        }
+        let mut count = 0u64;
+        let mut chunk: Vec<Vec<Bind>> = Vec::with_capacity(INSERT_ROWS);
+        for row in rows {
+            chunk.push(row?);
+            if chunk.len() >= INSERT_ROWS {
+                count += insert(b, &columns, &chunk)?;
+                chunk.clear();
             }
         }
-        if !rows.is_empty() {
-            count += flush(b, &columns, &rows, local_infile)?;
+        if !chunk.is_empty() {
+            count += insert(b, &columns, &chunk)?;
         }
         Ok(count)
     })
@@ -104,55 +100,30 @@ fn local_infile(b: &mut MysqlBackend) -> Result<bool> {
     Ok(crate::engine::first_int(&rows) == 1)
 }
 
-fn bind_len(bind: &Bind) -> usize {
-    match bind {
-        Bind::Text(t) | Bind::Json(t) => t.len() + 1,
-        _ => 24,
-    }
-}
-
-/// Writes one chunk of rows; how many the server stored.
-fn flush(
+/// One `LOAD DATA LOCAL INFILE` of every job, streamed: this thread
+/// encodes rows while another sends them and the server stores them, so
+/// reading the input and loading it overlap. Refuses a load the server
+/// stored with warnings (LOCAL turns bad rows into warnings) or short of
+/// a row; the caller's transaction then rolls it all back.
+fn load(
     b: &mut MysqlBackend,
     columns: &[String],
-    rows: &[Vec<Bind>],
-    local_infile: bool,
+    rows: &mut dyn Iterator<Item = Result<Vec<Bind>>>,
 ) -> Result<u64> {
-    let stored = if local_infile {
-        load(b, columns, rows)?
-    } else {
-        insert(b, columns, rows)?
-    };
-    if stored != rows.len() as u64 {
-        return Err(anyhow::anyhow!(
-            "the server stored {stored} of {} jobs",
-            rows.len()
-        ));
-    }
-    Ok(stored)
-}
-
-/// `LOAD DATA LOCAL INFILE` from memory; refuses a load the server
-/// stored with warnings (LOCAL turns bad rows into warnings).
-fn load(b: &mut MysqlBackend, columns: &[String], rows: &[Vec<Bind>]) -> Result<u64> {
-    let mut data = Vec::with_capacity(rows.iter().flatten().map(bind_len).sum());
-    for row in rows {
-        for (i, bind) in row.iter().enumerate() {
-            if i > 0 {
-                data.push(b'\t');
-            }
-            field(&mut data, bind);
+    use std::sync::mpsc::{TrySendError, sync_channel};
+    let (sender, receiver) = sync_channel::<Vec<u8>>(4);
+    let receiver = std::sync::Arc::new(std::sync::Mutex::new(receiver));
+    let handler = LocalInfileHandler::new(move |_, writer| {
+        let receiver = receiver
+            .lock()
+            .map_err(|_| std::io::Error::other("the enqueue's reader failed"))?;
+        while let Ok(chunk) = receiver.recv() {
+            std::io::Write::write_all(writer, &chunk)?;
         }
-        data.push(b'\n');
-    }
-    let data = std::sync::Arc::new(data);
-    let handler = {
-        let data = data.clone();
-        LocalInfileHandler::new(move |_, writer| std::io::Write::write_all(writer, &data))
-    };
-    b.conn.set_local_infile_handler(Some(handler));
+        Ok(())
+    });
     // Hex literals: the session's NO_BACKSLASH_ESCAPES changes what a
-    // quoted '\\' means, a hex literal means one thing.
+    // quoted backslash means, a hex literal means one thing.
     let sql = format!(
         "LOAD DATA LOCAL INFILE 'qctl-enqueue' INTO TABLE {} CHARACTER SET utf8mb4 \
          FIELDS TERMINATED BY X'09' ESCAPED BY X'5C' LINES TERMINATED BY X'0A' ({})",
@@ -160,8 +131,73 @@ fn load(b: &mut MysqlBackend, columns: &[String], rows: &[Vec<Bind>]) -> Result<
         columns.join(", ")
     );
     let started = b.log.start();
-    let result = b.conn.query_drop(&sql);
+    b.conn.set_local_infile_handler(Some(handler));
+    let conn = &mut b.conn;
+    let (loaded, produced) = std::thread::scope(|scope| {
+        let loader = scope.spawn(|| {
+            let result = conn.query_drop(&sql);
+            (result, conn.affected_rows(), conn.warnings())
+        });
+        let send = |chunk: Vec<u8>| -> bool {
+            let mut chunk = chunk;
+            loop {
+                match sender.try_send(chunk) {
+                    Ok(()) => return true,
+                    Err(TrySendError::Full(back)) if !loader.is_finished() => {
+                        chunk = back;
+                        std::thread::sleep(std::time::Duration::from_micros(200));
+                    }
+                    // The server stopped reading (an error): stop too.
+                    Err(_) => return false,
+                }
+            }
+        };
+        let mut produced: Result<u64> = Ok(0);
+        let mut count = 0u64;
+        let mut chunk = Vec::with_capacity(CHUNK_BYTES + 4096);
+        for row in rows {
+            match row {
+                Ok(row) => {
+                    for (i, bind) in row.iter().enumerate() {
+                        if i > 0 {
+                            chunk.push(b'\t');
+                        }
+                        field(&mut chunk, bind);
+                    }
+                    chunk.push(b'\n');
+                    count += 1;
+                    if chunk.len() >= CHUNK_BYTES {
+                        let full =
+                            std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK_BYTES + 4096));
+                        if !send(full) {
+                            break;
+                        }
+                    }
+                }
+                Err(err) => {
+                    produced = Err(err);
+                    break;
+                }
+            }
+        }
+        if produced.is_ok() {
+            if !chunk.is_empty() {
+                send(chunk);
+            }
+            produced = Ok(count);
+        }
+        drop(sender);
+        let loaded = loader.join().unwrap_or((
+            Err(mysql::Error::DriverError(mysql::DriverError::SetupError)),
+            0,
+            0,
+        ));
+        (loaded, produced)
+    });
     b.conn.set_local_infile_handler(None);
+    let (result, stored, warnings) = loaded;
+    // A bad input line stops the load; its error is the one to tell.
+    let count = produced?;
     if let Err(err) = result {
         let hint = match code(&err) {
             Some(1148 | 3948) => " — the server refuses LOAD DATA LOCAL (local_infile=OFF)",
@@ -169,7 +205,6 @@ fn load(b: &mut MysqlBackend, columns: &[String], rows: &[Vec<Bind>]) -> Result<
         };
         return Err(anyhow::anyhow!("{}{hint}", db_message(&err)));
     }
-    let (stored, warnings) = (b.conn.affected_rows(), b.conn.warnings());
     b.log.finish(
         started,
         &sql,
@@ -184,6 +219,11 @@ fn load(b: &mut MysqlBackend, columns: &[String], rows: &[Vec<Bind>]) -> Result<
             .join("; ");
         return Err(anyhow::anyhow!(
             "the server could not store every job as given ({warnings} warnings: {shown})"
+        ));
+    }
+    if stored != count {
+        return Err(anyhow::anyhow!(
+            "the server stored {stored} of {count} jobs"
         ));
     }
     Ok(stored)

@@ -62,6 +62,11 @@ pub fn mysql_error(err: mysql::Error, cx: &ErrorContext) -> anyhow::Error {
         Some(1046) => anyhow::anyhow!(
             "{message} — name the database in the URL: mysql://user@host:3306/DATABASE"
         ),
+        // MariaDB (4025) and MySQL (3819) CHECK constraints.
+        Some(4025 | 3819) => anyhow::anyhow!(
+            "{message} — the table refused the value (MariaDB's JSON columns check json_valid(), \
+             which refuses JSON nested 32 levels deep or more)"
+        ),
         Some(1148 | 3948) => anyhow::anyhow!(
             "{message} — the server refuses LOAD DATA LOCAL: set local_infile=ON on it"
         ),
