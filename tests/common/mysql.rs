@@ -243,7 +243,7 @@ impl Instance {
         let install = binary(&["/usr/bin/mariadb-install-db", "/usr/bin/mysql_install_db"])?;
         let daemon = binary(&["/usr/sbin/mariadbd", "/usr/sbin/mysqld"])?;
         let port = 33069;
-        let dir = std::env::temp_dir().join("qctl-test-mariadb");
+        let dir = std::env::temp_dir().join("qctl-test-mariadb-v2");
         let instance = Instance {
             dir: dir.clone(),
             port,
@@ -262,6 +262,7 @@ impl Instance {
         make_certificates(&dir);
         let user = if is_root() { "root" } else { "" };
         let mut args = vec![
+            "--no-defaults".to_string(),
             format!("--datadir={}", dir.join("data").display()),
             "--auth-root-authentication-method=normal".into(),
             "--skip-test-db".into(),
@@ -326,8 +327,9 @@ fn is_root() -> bool {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
 }
 
-/// A CA, a server certificate it signs for localhost and 127.0.0.1, and a
-/// second CA that signed nothing (an untrusted root).
+/// A CA, a server certificate it signs for the name localhost only (so
+/// 127.0.0.1 is the wrong name), and a second CA that signed nothing (an
+/// untrusted root).
 fn make_certificates(dir: &Path) {
     use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
     let ca_params = || {
@@ -341,8 +343,7 @@ fn make_certificates(dir: &Path) {
     let ca = CertifiedIssuer::self_signed(ca_params(), KeyPair::generate().unwrap()).unwrap();
     let other = CertifiedIssuer::self_signed(ca_params(), KeyPair::generate().unwrap()).unwrap();
     let key = KeyPair::generate().unwrap();
-    let mut params =
-        CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
+    let mut params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
     params
         .distinguished_name
         .push(DnType::CommonName, "localhost");
