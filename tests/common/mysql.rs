@@ -242,7 +242,7 @@ impl Instance {
     fn launch() -> Option<Instance> {
         let install = binary(&["/usr/bin/mariadb-install-db", "/usr/bin/mysql_install_db"])?;
         let daemon = binary(&["/usr/sbin/mariadbd", "/usr/sbin/mysqld"])?;
-        let port = 33069;
+        let port = 33070;
         let dir = std::env::temp_dir().join("qctl-test-mariadb-v2");
         let instance = Instance {
             dir: dir.clone(),
