@@ -115,6 +115,9 @@ pub struct Dialect {
     pub assignments_see_new_values: bool,
     /// How text is joined: `||` is logical OR to MySQL, which has CONCAT.
     concat_function: bool,
+    /// `SELECT DISTINCT col` seeks from one value to the next in an index
+    /// (MySQL's loose index scan); elsewhere a recursive query does.
+    pub loose_index_scan: bool,
     /// How the server's clock is read and shifted, where the dialect
     /// reads it.
     server_time: &'static ServerTime,
@@ -159,6 +162,7 @@ pub static SQLITE: Dialect = Dialect {
     text_type: "TEXT",
     assignments_see_new_values: false,
     concat_function: false,
+    loose_index_scan: false,
     server_time: &POSTGRES_TIME,
     ddl: &DdlTypes {
         id: "INTEGER PRIMARY KEY",
@@ -198,6 +202,7 @@ pub static POSTGRES: Dialect = Dialect {
     text_type: "text",
     assignments_see_new_values: false,
     concat_function: false,
+    loose_index_scan: false,
     server_time: &POSTGRES_TIME,
     ddl: &DdlTypes {
         id: "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
@@ -253,6 +258,7 @@ pub static MYSQL: Dialect = Dialect {
     text_type: "CHAR",
     assignments_see_new_values: true,
     concat_function: true,
+    loose_index_scan: true,
     server_time: &MYSQL_TIME,
     ddl: &DdlTypes {
         id: "BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY",

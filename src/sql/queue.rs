@@ -1227,6 +1227,12 @@ impl<'t> QueueSql<'t> {
             return None;
         }
         let (s, t) = (self.status_col()?, self.t.table());
+        if self.d.loose_index_scan {
+            return Some(Stmt::plain(format!(
+                "SELECT {} FROM (SELECT DISTINCT {s} AS v FROM {t}) qctl_v WHERE v IS NOT NULL",
+                self.d.as_text("v")
+            )));
+        }
         Some(Stmt::plain(format!(
             "WITH RECURSIVE qctl_v(v) AS (SELECT min({s}) FROM {t} UNION ALL \
              SELECT (SELECT min({s}) FROM {t} WHERE {s} > qctl_v.v) FROM qctl_v WHERE qctl_v.v IS NOT NULL) \
