@@ -251,7 +251,7 @@ fn usage_errors_have_the_qctl_prefix() {
         .assert_error("unrecognized subcommand");
     s.run(&["--format", "yaml", "stats"])
         .assert_error("invalid value 'yaml'");
-    s.run_raw(&["-d", "mysql://h/db", "stats"])
+    s.run_raw(&["-d", "oracle://h/db", "stats"])
         .assert_error("unsupported database URL scheme");
     s.run(&["purge", "--older-than", "7d"])
         .assert_error("--yes");

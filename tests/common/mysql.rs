@@ -276,8 +276,12 @@ impl Instance {
             "mariadb-install-db failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let mut command = Command::new(&daemon);
+        // Detached (setsid --fork returns at once): the instance outlives
+        // this test run and is reused by later ones, as pg_ctl's cluster is.
+        let mut command = Command::new("setsid");
         command
+            .arg("--fork")
+            .arg(&daemon)
             .arg("--no-defaults")
             .arg(format!("--datadir={}", dir.join("data").display()))
             .arg(format!("--socket={}", dir.join("mysqld.sock").display()))
@@ -298,7 +302,8 @@ impl Instance {
         if !user.is_empty() {
             command.arg(format!("--user={user}"));
         }
-        command.spawn().expect("start mariadbd");
+        let status = command.status().expect("start mariadbd");
+        assert!(status.success(), "setsid --fork mariadbd failed: {status}");
         for _ in 0..150 {
             if connect(&instance.base()).is_ok() {
                 let mut conn = connect(&instance.base()).unwrap();
