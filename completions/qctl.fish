@@ -24,7 +24,7 @@ function __fish_qctl_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c qctl -n "__fish_qctl_needs_command" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_needs_command" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_needs_command" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_needs_command" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -70,7 +70,7 @@ complete -c qctl -n "__fish_qctl_needs_command" -f -a "reap" -d 'Requeue stale r
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "purge" -d 'Delete finished jobs older than a given age, in batches'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "explain-claim" -d 'Check that the claim (and reap and purge) queries use an index, and fix them'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "blocked" -d 'Sessions waiting on a lock and the sessions blocking them (SQLite: who holds the file)'
-complete -c qctl -n "__fish_qctl_needs_command" -f -a "locks" -d 'Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL)'
+complete -c qctl -n "__fish_qctl_needs_command" -f -a "locks" -d 'Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL; MySQL/MariaDB: GET_LOCK user locks)'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "doctor" -d 'Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "bench" -d 'Claim throughput and latency with concurrent workers, on a scratch table'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "layouts" -d 'List the layout presets: the queue systems qctl knows and what it does with each'
@@ -79,7 +79,7 @@ complete -c qctl -n "__fish_qctl_needs_command" -f -a "man" -d 'Print a man page
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l path -d 'The SQLite file to build; a previous demo file there is replaced' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l history -d 'How many finished jobs of history to create' -r
-complete -c qctl -n "__fish_qctl_using_subcommand demo" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand demo" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -111,7 +111,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand demo" -s q -l quiet -d 'Print 
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand init" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand init" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -150,7 +150,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l queue -d 'Queue to
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l run-at -d 'When the job becomes ready: RFC 3339 (2026-01-31T09:00:00Z) or YYYY-MM-DD HH:MM:SS UTC' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l delay -d 'Make the job ready after this long' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l max-attempts -d 'Attempts before the job is dead-lettered [default: 3]' -r
-complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -188,7 +188,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand stats" -l count -d 'With --wat
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l max-ready-age -d 'Exit 1 when the oldest ready job has waited longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l max-stale -d 'Exit 1 when more than N running jobs are stale' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -s o -l output -d 'Write the document to FILE instead of stdout, atomically (a temporary file in the same directory, then a rename), as node_exporter\'s textfile collector needs; with --watch, replaced at every refresh' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand stats" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -233,7 +233,7 @@ cancelled\t''
 other\t'Stored status values no state of the layout claims'"
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l limit -d 'At most this many jobs' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l timeout -d 'With --status stale: judge staleness by lock age instead of lease' -r
-complete -c qctl -n "__fish_qctl_using_subcommand list" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand list" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -265,7 +265,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand list" -s q -l quiet -d 'Print 
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand show" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand show" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -300,7 +300,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand show" -s V -l version -d 'Prin
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l worker -d 'Name recorded as the job\'s lock owner; complete and fail must give the same' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l queue -d 'Claim from this queue [default: default, when the layout has queues]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l lease -d 'How long the worker may hold the job before reap may requeue it [default: 5m, when the layout has a lease column]' -r
-complete -c qctl -n "__fish_qctl_using_subcommand claim" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand claim" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -334,7 +334,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand claim" -s h -l help -d 'Print 
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l worker -d 'The worker that claimed it' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l fence -l attempt -d 'The fence token claim returned: the job changes only if no later claim took it, even by a worker of the same name (--attempt is the same token where it is the attempts counter)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand complete" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand complete" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -370,7 +370,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand fail" -l worker -d 'The worker
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l fence -l attempt -d 'The fence token claim returned: the job changes only if no later claim took it, even by a worker of the same name (--attempt is the same token where it is the attempts counter)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l error -d 'Why it failed, stored in the last-error column' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l retry-delay -d 'With attempts left, make the job ready again after this long' -r
-complete -c qctl -n "__fish_qctl_using_subcommand fail" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand fail" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -405,7 +405,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand fail" -s h -l help -d 'Print h
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l queue -d 'With --all, only this queue' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l batch-size -d 'Jobs per transaction with --all [default: 250 on SQLite, 5000 on PostgreSQL]' -r
-complete -c qctl -n "__fish_qctl_using_subcommand retry" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -443,7 +443,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand reap" -l timeout -d 'Stale mea
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l queue -d 'Only jobs of this queue' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l batch-size -d 'Jobs per batch; each commits, so claims are never held up for long [default: 250 on SQLite (whose one write lock a batch holds), 5000 on PostgreSQL]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l show -d 'List at most N reaped jobs (the counts always cover every one)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -483,7 +483,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand purge" -l status -d 'Which fin
 failed\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l queue -d 'Only jobs of this queue' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l batch-size -d 'Jobs per transaction [default: 250 on SQLite, 5000 on PostgreSQL]' -r
-complete -c qctl -n "__fish_qctl_using_subcommand purge" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -524,7 +524,7 @@ all\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l queue -d 'The queue the claim query is checked for [default: default, when the layout has queues]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l sort-threshold -d 'A temporary sort of more rows than this is an error, not a warning' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l sql -d 'Check the application\'s own claim query from FILE instead of qctl\'s; its placeholders are bound as the application binds them, typed by the columns they are compared with (a guessed value makes the verdict provisional)' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -561,7 +561,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s h -l help -d
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l min-wait -d 'Hide sessions that have waited less than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l max-wait -d 'Exit 1 when any session has waited longer than this (a CI or cron gate)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -593,8 +593,8 @@ complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s q -l quiet -d 'Pri
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand locks" -l key -d 'Only this key: a bigint (987654321) or two int4 (11,100)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand locks" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l key -d 'Only this key: a bigint (987654321) or two int4 (11,100); on MySQL/MariaDB, a GET_LOCK name' -r
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -631,7 +631,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l max-stale -d 'Fail 
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l max-ready-age -d 'Fail when the oldest ready job has waited longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l max-wait -d 'PostgreSQL: fail when a session has waited on a lock longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l sort-threshold -d 'A temporary sort of more rows than this is an error (as explain-claim)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -670,7 +670,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand bench" -l hold -d 'How long ea
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l mode -d 'PostgreSQL: which claims to run; `both` compares SKIP LOCKED with a plain FOR UPDATE' -r -f -a "skip-locked\t''
 for-update\t''
 both\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand bench" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand bench" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -702,7 +702,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand bench" -s q -l quiet -d 'Print
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -734,7 +734,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s q -l quiet -d 'Pri
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand completions" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand completions" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -766,7 +766,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand completions" -s q -l quiet -d 
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand man" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value string [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand man" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand man" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand man" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -812,7 +812,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subc
 complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "purge" -d 'Delete finished jobs older than a given age, in batches'
 complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "explain-claim" -d 'Check that the claim (and reap and purge) queries use an index, and fix them'
 complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "blocked" -d 'Sessions waiting on a lock and the sessions blocking them (SQLite: who holds the file)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "locks" -d 'Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "locks" -d 'Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL; MySQL/MariaDB: GET_LOCK user locks)'
 complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "doctor" -d 'Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking'
 complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "bench" -d 'Claim throughput and latency with concurrent workers, on a scratch table'
 complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "layouts" -d 'List the layout presets: the queue systems qctl knows and what it does with each'

@@ -44,8 +44,8 @@ pub struct Cli {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Global options")]
 pub struct GlobalOpts {
-    /// Database URL: sqlite:PATH, file:PATH, a path, postgres://... or a libpq key=value
-    /// string [default: QCTL_DATABASE_URL, then
+    /// Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value
+    /// string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then
     /// DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]
     #[arg(short = 'd', long, global = true, value_name = "URL")]
     pub database: Option<String>,
@@ -171,7 +171,8 @@ pub enum Command {
     ExplainClaim(ExplainArgs),
     /// Sessions waiting on a lock and the sessions blocking them (SQLite: who holds the file)
     Blocked(BlockedArgs),
-    /// Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL)
+    /// Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL;
+    /// MySQL/MariaDB: GET_LOCK user locks)
     Locks(LocksArgs),
     /// Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking
     Doctor(DoctorArgs),
@@ -253,7 +254,7 @@ pub struct BlockedArgs {
 
 #[derive(Debug, Args)]
 pub struct LocksArgs {
-    /// Only this key: a bigint (987654321) or two int4 (11,100)
+    /// Only this key: a bigint (987654321) or two int4 (11,100); on MySQL/MariaDB, a GET_LOCK name
     #[arg(long, value_name = "KEY", value_parser = crate::backend::LockKey::parse, allow_hyphen_values = true)]
     pub key: Option<crate::backend::LockKey>,
 }

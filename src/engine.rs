@@ -100,20 +100,43 @@ pub fn claim<B: Backend + ?Sized>(
         let row = write_query(b, &stmt)?.into_iter().next();
         return Ok(row.map(|row| sql(b).decode_job(row)));
     }
+    // InnoDB may pick a claim as a deadlock's victim (a locking read of a
+    // secondary index against a finish of the same row); the rollback
+    // undid it all, so it is tried again.
+    let mut tries = 0;
+    loop {
+        match in_tx(b, TxMode::Write, true, |b| claim_in_tx(b, request, lock)) {
+            Err(err) if QctlError::is_deadlock(&err) && tries < 3 => tries += 1,
+            other => return other,
+        }
+    }
+}
+
+/// The claim inside the caller's write transaction (a worker that holds
+/// the row lock while it works, as `bench` does): the one statement, or
+/// the pick and the apply.
+pub fn claim_in_tx<B: Backend + ?Sized>(
+    b: &mut B,
+    request: &ClaimRequest,
+    lock: LockMode,
+) -> Result<Option<Job>> {
+    if b.table().dialect.update_returning {
+        let stmt = claim_statement(b, request, lock)?;
+        let row = b.query(&stmt)?.into_iter().next();
+        return Ok(row.map(|row| sql(b).decode_job(row)));
+    }
     let pick = sql(b).claim_pick(request, lock)?;
-    in_tx(b, TxMode::Write, true, |b| {
-        let Some(id) = b
-            .query(&pick)?
-            .into_iter()
-            .next()
-            .and_then(|r| r.into_iter().next())
-        else {
-            return Ok(None);
-        };
-        let apply = sql(b).claim_apply(request, &id)?;
-        b.execute(&apply)?;
-        find(b, &job_id(id))
-    })
+    let Some(id) = b
+        .query(&pick)?
+        .into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next())
+    else {
+        return Ok(None);
+    };
+    let apply = sql(b).claim_apply(request, &id)?;
+    b.execute(&apply)?;
+    find(b, &job_id(id))
 }
 
 /// The one-statement claim. Where the statement reads the server's
@@ -163,9 +186,26 @@ pub fn finish<B: Backend + ?Sized>(b: &mut B, request: &FinishRequest) -> Result
             .next()
             .map(|row| sql(b).decode_job(row))
     } else {
+        // Without RETURNING, the job is read after the change; a layout
+        // whose complete deletes the row reads it before, under the lock.
+        let deletes =
+            b.table().layout.complete_deletes && matches!(request.finish, Finish::Complete);
+        let before = deletes.then(|| sql(b).show_locked(&request.id));
         in_tx(b, TxMode::Write, true, |b| {
+            let job = match &before {
+                Some(show) => b
+                    .query(show)?
+                    .into_iter()
+                    .next()
+                    .map(|r| sql(b).decode_job(r)),
+                None => None,
+            };
             if b.execute(&stmt)? == 1 {
-                find(b, &request.id)
+                if deletes {
+                    Ok(job)
+                } else {
+                    find(b, &request.id)
+                }
             } else {
                 Ok(None)
             }

@@ -90,6 +90,15 @@ pub enum QctlError {
     )]
     Privilege { message: String, table: String },
 
+    /// The database chose this transaction as a deadlock's victim and
+    /// rolled it back: nothing it did stands, and running it again is
+    /// safe.
+    #[error(
+        "{message} — another transaction locked the same rows in the other order; nothing was \
+         changed, run the command again"
+    )]
+    Deadlock { message: String },
+
     #[error("interrupted")]
     Interrupted,
 }
@@ -106,5 +115,15 @@ impl QctlError {
 
     pub fn usage(message: impl Into<String>) -> anyhow::Error {
         QctlError::Usage(message.into()).into()
+    }
+
+    /// Whether an error is a deadlock's rollback (safe to run again).
+    pub fn is_deadlock(err: &anyhow::Error) -> bool {
+        err.chain().any(|cause| {
+            matches!(
+                cause.downcast_ref::<QctlError>(),
+                Some(QctlError::Deadlock { .. })
+            )
+        })
     }
 }

@@ -177,30 +177,51 @@ pub struct BenchRequest {
     pub modes: Vec<BenchMode>,
 }
 
-/// An advisory lock key to filter on: `--key 987654321` or `--key 11,100`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// An advisory lock key to filter on: `--key 987654321`, `--key 11,100`,
+/// or a MySQL user lock's name (`--key maintenance`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LockKey {
     Bigint(i64),
     Pair(i32, i32),
+    Name(String),
 }
 
 impl LockKey {
     pub fn parse(text: &str) -> Result<LockKey, String> {
-        let bad =
-            || format!("invalid lock key '{text}': give a bigint (987654321) or two int4 (11,100)");
+        let bad = || {
+            format!(
+                "invalid lock key '{text}': give a bigint (987654321), two int4 (11,100) or a \
+                 lock name"
+            )
+        };
         match text.split_once(',') {
             Some((a, b)) => Ok(LockKey::Pair(
                 a.trim().parse().map_err(|_| bad())?,
                 b.trim().parse().map_err(|_| bad())?,
             )),
-            None => text.trim().parse().map(LockKey::Bigint).map_err(|_| bad()),
+            None if text.trim().is_empty() => Err(bad()),
+            None => Ok(text
+                .trim()
+                .parse()
+                .map(LockKey::Bigint)
+                .unwrap_or_else(|_| LockKey::Name(text.to_string()))),
         }
     }
 
-    pub fn matches(self, key: &serde_json::Value) -> bool {
+    pub fn matches(&self, key: &serde_json::Value) -> bool {
         match self {
-            LockKey::Bigint(n) => key.as_i64() == Some(n),
+            LockKey::Bigint(n) => key.as_i64() == Some(*n) || key.as_str() == Some(&n.to_string()),
             LockKey::Pair(a, b) => *key == serde_json::json!([a, b]),
+            LockKey::Name(name) => key.as_str() == Some(name.as_str()),
+        }
+    }
+
+    /// The key as a MySQL user lock's name.
+    pub fn name(&self) -> String {
+        match self {
+            LockKey::Bigint(n) => n.to_string(),
+            LockKey::Pair(a, b) => format!("{a},{b}"),
+            LockKey::Name(name) => name.clone(),
         }
     }
 }

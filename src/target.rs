@@ -17,6 +17,7 @@ pub const DEFAULT_URL: &str = "sqlite:qctl.db";
 pub enum Target {
     Sqlite(SqliteTarget),
     Postgres(PostgresTarget),
+    Mysql(MysqlTarget),
 }
 
 #[derive(Debug, Clone)]
@@ -30,6 +31,12 @@ pub struct SqliteTarget {
 pub struct PostgresTarget {
     /// The URL or key=value string as the user gave it (may hold a password).
     pub conninfo: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct MysqlTarget {
+    /// The `mysql://` or `mariadb://` URL as given (may hold a password).
+    pub url: String,
 }
 
 impl Target {
@@ -47,6 +54,13 @@ impl Target {
                 conninfo: url.to_string(),
             }));
         }
+        if lower.starts_with("mysql://") || lower.starts_with("mariadb://") {
+            // Parsed now, so a bad URL is refused before anything runs.
+            crate::backend::mysql::connect::parse_url(url)?;
+            return Ok(Target::Mysql(MysqlTarget {
+                url: url.to_string(),
+            }));
+        }
         refuse_malformed_url(url)?;
         let rest = if let Some(rest) = url.strip_prefix("sqlite:") {
             rest.strip_prefix("//").unwrap_or(rest)
@@ -55,7 +69,7 @@ impl Target {
         } else if let Some((scheme, _)) = url.split_once("://") {
             return Err(QctlError::usage(format!(
                 "unsupported database URL scheme '{scheme}://' in {}; use sqlite:PATH, \
-                 postgres://... or a plain file path",
+                 postgres://..., mysql://... or a plain file path",
                 redact(url)
             )));
         } else {
@@ -98,6 +112,7 @@ impl Target {
         match self {
             Target::Sqlite(t) => format!("sqlite:{}", t.path.display()),
             Target::Postgres(t) => redact(&t.conninfo),
+            Target::Mysql(t) => redact(&t.url),
         }
     }
 
@@ -105,6 +120,7 @@ impl Target {
         match self {
             Target::Sqlite(_) => "sqlite",
             Target::Postgres(_) => "postgres",
+            Target::Mysql(_) => "mysql",
         }
     }
 }
@@ -303,7 +319,7 @@ mod tests {
     fn sqlite_path(url: &str) -> String {
         match Target::parse(url).unwrap() {
             Target::Sqlite(t) => t.path.display().to_string(),
-            Target::Postgres(_) => panic!("{url} parsed as postgres"),
+            other => panic!("{url} parsed as {}", other.backend_name()),
         }
     }
 
@@ -316,10 +332,10 @@ mod tests {
         assert_eq!(sqlite_path("./q.db"), "./q.db");
         match Target::parse("file:q.db?mode=ro").unwrap() {
             Target::Sqlite(t) => assert!(t.read_only),
-            Target::Postgres(_) => unreachable!(),
+            _ => unreachable!(),
         }
         assert!(Target::parse("file:q.db?cache=shared").is_err());
-        assert!(Target::parse("mysql://x").is_err());
+        assert!(Target::parse("oracle://x").is_err());
         assert!(Target::parse("sqlite::memory:").is_err());
     }
 
@@ -358,6 +374,32 @@ mod tests {
                 "{url}"
             );
         }
+    }
+
+    #[test]
+    fn mysql_forms() {
+        for url in [
+            "mysql://root@127.0.0.1:3306/q",
+            "mariadb://app:secret@db/q?ssl-mode=REQUIRED",
+            "MySQL://h/q",
+        ] {
+            assert!(
+                matches!(Target::parse(url).unwrap(), Target::Mysql(_)),
+                "{url}"
+            );
+        }
+        let shown = Target::parse("mariadb://app:s3cret@db/q")
+            .unwrap()
+            .display();
+        assert_eq!(shown, "mariadb://app:***@db/q");
+        let err = Target::parse("mysql://app:s3cret@db/q?ssl-mode=sometimes")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("invalid ssl-mode"), "{err}");
+        let err = Target::parse("mysql://app:s3cret@db/q?nope=1")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("nope") && !err.contains("s3cret"), "{err}");
     }
 
     #[test]

@@ -123,6 +123,9 @@ fn unknown_preset() {
     let s = populated();
     let before = s.snapshot();
     s.run(&["--layout", "oracle", "stats"])
+        .assert_error("invalid value 'oracle' for '--layout <PRESET>'");
+    std::fs::write(s.path("qctl.toml"), "[layout]\npreset = \"oracle\"\n").unwrap();
+    s.run(&["stats"])
         .assert_error("unknown layout preset 'oracle'");
     assert_eq!(s.snapshot(), before);
 }
@@ -251,7 +254,7 @@ fn usage_errors_have_the_qctl_prefix() {
         .assert_error("unrecognized subcommand");
     s.run(&["--format", "yaml", "stats"])
         .assert_error("invalid value 'yaml'");
-    s.run_raw(&["-d", "mysql://h/db", "stats"])
+    s.run_raw(&["-d", "oracle://h/db", "stats"])
         .assert_error("unsupported database URL scheme");
     s.run(&["purge", "--older-than", "7d"])
         .assert_error("--yes");

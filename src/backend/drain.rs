@@ -84,17 +84,23 @@ fn work(
     let hold_in_tx = !hold.is_zero() && b.table().dialect.lone_statement_safe;
     loop {
         let t = Instant::now();
-        let (claimed, took) = if hold_in_tx {
+        let claimed = if hold_in_tx {
             engine::in_tx(b, super::TxMode::Write, true, |b| {
-                let job = engine::claim(b, &claim, lock)?;
+                let job = engine::claim_in_tx(b, &claim, lock)?;
                 let took = t.elapsed();
                 if job.is_some() {
                     std::thread::sleep(hold);
                 }
                 Ok((job, took))
-            })?
+            })
         } else {
-            (engine::claim(b, &claim, lock)?, t.elapsed())
+            engine::claim(b, &claim, lock).map(|job| (job, t.elapsed()))
+        };
+        // A deadlock's victim (InnoDB under plain FOR UPDATE) was rolled
+        // back whole: a worker claims again, as real workers do.
+        let (claimed, took) = match claimed {
+            Err(err) if crate::error::QctlError::is_deadlock(&err) => continue,
+            other => other?,
         };
         let Some(job) = claimed else {
             // A claim that waited on a row another claimer took may come
@@ -109,15 +115,18 @@ fn work(
         if !hold.is_zero() && !hold_in_tx {
             std::thread::sleep(hold);
         }
-        let finished = engine::finish(
-            b,
-            &FinishRequest {
-                id: job.id.clone(),
-                worker: worker.to_string(),
-                fence: job.fence,
-                finish: Finish::Complete,
-            },
-        )?;
+        let request = FinishRequest {
+            id: job.id.clone(),
+            worker: worker.to_string(),
+            fence: job.fence,
+            finish: Finish::Complete,
+        };
+        let finished = loop {
+            match engine::finish(b, &request) {
+                Err(err) if crate::error::QctlError::is_deadlock(&err) => continue,
+                other => break other?,
+            }
+        };
         if matches!(finished, crate::model::FinishOutcome::Finished(_)) {
             ids.push(job.id);
         }

@@ -8,6 +8,7 @@
 //! `Backend::for_url` does.
 
 pub mod drain;
+pub mod mysql;
 pub mod postgres;
 pub mod sqlite;
 
@@ -268,6 +269,11 @@ pub fn open(
         )?)),
         Target::Postgres(postgres) => Ok(Box::new(postgres::PostgresBackend::open(
             postgres,
+            layout.clone(),
+            options,
+        )?)),
+        Target::Mysql(mysql) => Ok(Box::new(mysql::MysqlBackend::open(
+            mysql,
             layout.clone(),
             options,
         )?)),

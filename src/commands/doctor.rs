@@ -234,8 +234,26 @@ pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<u8> {
             )
         },
     });
-    if backend.supports_advisory_locks() {
-        let locks = backend.locks(None)?;
+    // A server whose lock views are off (MySQL's performance_schema)
+    // cannot show its locks: a warning saying what to enable, not a
+    // failed run.
+    let locks = if backend.supports_advisory_locks() {
+        match backend.locks(None) {
+            Ok(locks) => Some(locks),
+            Err(err) if matches!(err.downcast_ref(), Some(crate::error::QctlError::Usage(_))) => {
+                checks.push(Check {
+                    name: "advisory locks",
+                    status: CheckStatus::Warning,
+                    detail: format!("{err:#}"),
+                });
+                None
+            }
+            Err(err) => return Err(err),
+        }
+    } else {
+        None
+    };
+    if let Some(locks) = locks {
         let leaked: Vec<String> = locks
             .locks
             .iter()

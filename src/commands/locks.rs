@@ -9,7 +9,7 @@ use crate::cli::LocksArgs;
 use crate::error::exit;
 
 pub fn run(ctx: &Ctx, args: &LocksArgs) -> Result<u8> {
-    let report = ctx.open(Access::Inspect)?.locks(args.key)?;
+    let report = ctx.open(Access::Inspect)?.locks(args.key.clone())?;
     ctx.out.emit(&report)?;
     Ok(exit::OK)
 }

@@ -11,13 +11,18 @@ use crate::layout::{Concept, Ident, Status, literal};
 #[derive(Debug)]
 pub struct DdlTypes {
     pub id: &'static str,
+    /// Indexed text (queue, status, worker).
     pub text: &'static str,
+    /// Text that is never indexed and may be long (the last error).
+    pub long_text: &'static str,
     pub int: &'static str,
     pub payload: &'static str,
     /// `{c}` is replaced by the column name.
     pub payload_check: Option<&'static str>,
     pub timestamp: &'static str,
     pub now: &'static str,
+    /// After `CREATE TABLE (...)`: engine and character set.
+    pub table_options: &'static str,
 }
 
 /// Why an index exists: which hot query it serves.
@@ -118,14 +123,19 @@ impl IndexSpec {
             ),
             _ => (d.ident(&self.name), t.table()),
         };
-        self.create_on(&name, &table, concurrently)
+        self.create_on(d, &name, &table, concurrently)
     }
 
     /// `CREATE INDEX` of this spec under another name on another table (a
     /// partition, or `ONLY` a partitioned parent).
-    pub fn create_on(&self, name: &str, table: &str, prefix: &str) -> String {
+    pub fn create_on(&self, d: &Dialect, name: &str, table: &str, prefix: &str) -> String {
+        let if_not_exists = if d.create_index_if_not_exists {
+            "IF NOT EXISTS "
+        } else {
+            ""
+        };
         let mut sql = format!(
-            "CREATE INDEX {prefix}IF NOT EXISTS {name} ON {table} ({})",
+            "CREATE INDEX {prefix}{if_not_exists}{name} ON {table} ({})",
             self.columns.join(", ")
         );
         if let Some(predicate) = &self.predicate {
@@ -199,13 +209,15 @@ pub fn table_ddl(t: &QueueTable) -> String {
             Concept::LockedUntil | Concept::LockedAt | Concept::FinishedAt => {
                 format!("{c} {}", time_type(concept))
             }
-            Concept::LockedBy | Concept::LastError => format!("{c} {}", types.text),
+            Concept::LockedBy => format!("{c} {}", types.text),
+            Concept::LastError => format!("{c} {}", types.long_text),
         };
         lines.push(format!("    {def}"));
     }
     format!(
-        "CREATE TABLE IF NOT EXISTS {} (\n{}\n)",
+        "CREATE TABLE IF NOT EXISTS {} (\n{}\n){}",
         t.table(),
-        lines.join(",\n")
+        lines.join(",\n"),
+        types.table_options
     )
 }

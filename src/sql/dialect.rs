@@ -58,6 +58,22 @@ pub enum TimeExpr {
     At(DateTime<Utc>),
 }
 
+/// The server clock in a dialect's SQL: `{ts}` stands for a timestamp
+/// expression, `{p}` for the bound shift.
+#[derive(Debug)]
+pub struct ServerTime {
+    pub now: &'static str,
+    /// `{ts}` moved back or forward (`{op}` is `-` or `+`) by `{p}`.
+    pub shift: &'static str,
+    /// Whether `{p}` is bound as whole microseconds (MySQL's INTERVAL)
+    /// rather than as float seconds.
+    pub shift_micros: bool,
+    /// A timestamp as UTC without a time zone.
+    pub naive_utc: &'static str,
+    pub epoch_seconds: &'static str,
+    pub epoch_millis: &'static str,
+}
+
 #[derive(Debug)]
 pub struct Dialect {
     pub name: &'static str,
@@ -86,6 +102,9 @@ pub struct Dialect {
     pub partial_indexes: bool,
     /// Indexes can be built without blocking writes (CONCURRENTLY).
     pub concurrent_indexes: bool,
+    /// `CREATE INDEX IF NOT EXISTS` exists (MySQL 8 has none; MariaDB
+    /// has, but one MySQL dialect serves both).
+    pub create_index_if_not_exists: bool,
     /// The name of the two-argument maximum function.
     greatest: &'static str,
     /// The type `CAST(x AS ...)` turns a value into text with.
@@ -94,6 +113,14 @@ pub struct Dialect {
     /// (MySQL); builders then put assignments that read a column before
     /// the one that writes it.
     pub assignments_see_new_values: bool,
+    /// How text is joined: `||` is logical OR to MySQL, which has CONCAT.
+    concat_function: bool,
+    /// `SELECT DISTINCT col` seeks from one value to the next in an index
+    /// (MySQL's loose index scan); elsewhere a recursive query does.
+    pub loose_index_scan: bool,
+    /// How the server's clock is read and shifted, where the dialect
+    /// reads it.
+    server_time: &'static ServerTime,
     /// The column types of `init`'s table.
     pub ddl: &'static DdlTypes,
     /// Jobs per batch of reap, purge and retry when not asked: SQLite's
@@ -130,17 +157,23 @@ pub static SQLITE: Dialect = Dialect {
     lone_statement_safe: false,
     partial_indexes: true,
     concurrent_indexes: false,
+    create_index_if_not_exists: true,
     greatest: "max",
     text_type: "TEXT",
     assignments_see_new_values: false,
+    concat_function: false,
+    loose_index_scan: false,
+    server_time: &POSTGRES_TIME,
     ddl: &DdlTypes {
         id: "INTEGER PRIMARY KEY",
         text: "TEXT",
+        long_text: "TEXT",
         int: "INTEGER",
         payload: "TEXT",
         payload_check: Some("CHECK (json_valid({c}))"),
         timestamp: "INTEGER",
         now: "(unixepoch())",
+        table_options: "",
     },
     default_batch: 250,
     batch_pause: 1.0,
@@ -164,17 +197,23 @@ pub static POSTGRES: Dialect = Dialect {
     lone_statement_safe: true,
     partial_indexes: true,
     concurrent_indexes: true,
+    create_index_if_not_exists: true,
     greatest: "GREATEST",
     text_type: "text",
     assignments_see_new_values: false,
+    concat_function: false,
+    loose_index_scan: false,
+    server_time: &POSTGRES_TIME,
     ddl: &DdlTypes {
         id: "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
         text: "text",
+        long_text: "text",
         int: "integer",
         payload: "jsonb",
         payload_check: None,
         timestamp: "timestamptz",
         now: "now()",
+        table_options: "",
     },
     default_batch: 5000,
     batch_pause: 0.25,
@@ -184,6 +223,73 @@ pub static POSTGRES: Dialect = Dialect {
     // under SERIALIZABLE would fail with serialization errors instead of
     // moving on.
     begin_write: "BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE",
+};
+
+static POSTGRES_TIME: ServerTime = ServerTime {
+    now: "now()",
+    shift: "({ts} {op} {p}::float8 * interval '1 second')",
+    shift_micros: false,
+    naive_utc: "({ts} AT TIME ZONE 'UTC')",
+    epoch_seconds: "floor(extract(epoch FROM {ts}))::bigint",
+    epoch_millis: "floor(extract(epoch FROM {ts}) * 1000)::bigint",
+};
+
+/// MySQL 8.0.1+ and MariaDB 10.6+ (SKIP LOCKED); the backend refuses
+/// older servers. Sessions run with `time_zone = '+00:00'`, so DATETIME
+/// and TIMESTAMP columns both hold UTC as qctl reads and writes them.
+pub static MYSQL: Dialect = Dialect {
+    name: "mysql",
+    placeholder: Placeholder::Question,
+    quote: '`',
+    max_ident: 64,
+    clock: Clock::Server,
+    skip_locked: true,
+    update_returning: false,
+    update_from_returning: false,
+    // Error 1093: an UPDATE or DELETE may not select from its own table.
+    self_subquery: false,
+    lone_statement_safe: true,
+    partial_indexes: false,
+    // ALTER TABLE builds InnoDB indexes online (LOCK=NONE), but there is
+    // no CONCURRENTLY keyword; the backend adds the options itself.
+    concurrent_indexes: false,
+    create_index_if_not_exists: false,
+    greatest: "GREATEST",
+    text_type: "CHAR",
+    assignments_see_new_values: true,
+    concat_function: true,
+    loose_index_scan: true,
+    server_time: &MYSQL_TIME,
+    ddl: &DdlTypes {
+        id: "BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY",
+        // Indexed columns need a bounded length (utf8mb4: 4 bytes a
+        // character; the claim index stays under InnoDB's 3072 bytes).
+        text: "VARCHAR(255)",
+        long_text: "TEXT",
+        int: "INT",
+        payload: "JSON",
+        payload_check: None,
+        timestamp: "DATETIME(6)",
+        now: "(UTC_TIMESTAMP(6))",
+        table_options: " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+    },
+    default_batch: 1000,
+    batch_pause: 0.25,
+    row_address: None,
+    // One snapshot for every read of a command; READ COMMITTED for writes
+    // (the session's default), so a SKIP LOCKED pick takes no gap locks.
+    begin_read: "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; \
+                 START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+    begin_write: "START TRANSACTION READ WRITE",
+};
+
+static MYSQL_TIME: ServerTime = ServerTime {
+    now: "UTC_TIMESTAMP(6)",
+    shift: "({ts} {op} INTERVAL {p} MICROSECOND)",
+    shift_micros: true,
+    naive_utc: "{ts}",
+    epoch_seconds: "CAST(FLOOR(UNIX_TIMESTAMP({ts})) AS SIGNED)",
+    epoch_millis: "CAST(FLOOR(UNIX_TIMESTAMP({ts}) * 1000) AS SIGNED)",
 };
 
 impl Dialect {
@@ -211,7 +317,9 @@ impl Dialect {
     pub fn index_name(&self, table: &TableName, suffix: &str) -> Ident {
         let suffix = format!("_{suffix}");
         let mut base = table.name.as_str().to_string();
-        base.truncate(self.max_ident.saturating_sub(suffix.len()));
+        // Layout identifiers stop at 63 bytes (PostgreSQL's limit), one
+        // short of MySQL's 64.
+        base.truncate(self.max_ident.min(63).saturating_sub(suffix.len()));
         Ident::new(&format!("{base}{suffix}"), "index").expect("a valid derived index name")
     }
 
@@ -245,9 +353,13 @@ impl Dialect {
         }
     }
 
-    /// Joins text expressions (`||`; MySQL's CONCAT would go here).
+    /// Joins text expressions (`||`, or MySQL's CONCAT).
     pub fn concat(&self, parts: &[String]) -> String {
-        format!("({})", parts.join(" || "))
+        if self.concat_function {
+            format!("CONCAT({})", parts.join(", "))
+        } else {
+            format!("({})", parts.join(" || "))
+        }
     }
 
     /// A time for a column stored as `repr`: bound from `now` (qctl's
@@ -271,23 +383,31 @@ impl Dialect {
         if let TimeExpr::At(t) = expr {
             return b.push(encode(t, repr));
         }
+        let st = self.server_time;
+        let shifted = |d: Duration, op: &str, b: &mut Binds| {
+            let p = if st.shift_micros {
+                b.push(super::Bind::Int(
+                    i64::try_from(d.as_micros()).unwrap_or(i64::MAX),
+                ))
+            } else {
+                b.push(super::Bind::Float(d.as_secs_f64()))
+            };
+            st.shift
+                .replace("{ts}", st.now)
+                .replace("{op}", op)
+                .replace("{p}", &p)
+        };
         let ts = match expr {
-            TimeExpr::Now => "now()".to_string(),
-            TimeExpr::Ago(d) => format!(
-                "(now() - {}::float8 * interval '1 second')",
-                b.push(super::Bind::Float(d.as_secs_f64()))
-            ),
-            TimeExpr::After(d) => format!(
-                "(now() + {}::float8 * interval '1 second')",
-                b.push(super::Bind::Float(d.as_secs_f64()))
-            ),
+            TimeExpr::Now => st.now.to_string(),
+            TimeExpr::Ago(d) => shifted(d, "-", b),
+            TimeExpr::After(d) => shifted(d, "+", b),
             TimeExpr::At(_) => unreachable!("bound above"),
         };
         match repr {
             TimeRepr::Timestamptz => ts,
-            TimeRepr::Timestamp => format!("({ts} AT TIME ZONE 'UTC')"),
-            TimeRepr::EpochSeconds => format!("floor(extract(epoch FROM {ts}))::bigint"),
-            TimeRepr::EpochMillis => format!("floor(extract(epoch FROM {ts}) * 1000)::bigint"),
+            TimeRepr::Timestamp => st.naive_utc.replace("{ts}", &ts),
+            TimeRepr::EpochSeconds => st.epoch_seconds.replace("{ts}", &ts),
+            TimeRepr::EpochMillis => st.epoch_millis.replace("{ts}", &ts),
             // Text and Julian times exist only on SQLite, whose clock is
             // the client's.
             TimeRepr::Iso(_) | TimeRepr::JulianDay => b.push(encode(instant(expr), repr)),

@@ -205,7 +205,7 @@ mod snapshots {
 
     use chrono::TimeZone;
 
-    use super::dialect::{LockMode, POSTGRES, SQLITE};
+    use super::dialect::{LockMode, MYSQL, POSTGRES, SQLITE};
     use super::queue::QueueSql;
     use super::schema::QueueTable;
     use super::{Dialect, Value, ddl};
@@ -334,7 +334,7 @@ mod snapshots {
 
     #[test]
     fn every_dialect_and_preset() {
-        for dialect in [&SQLITE, &POSTGRES] {
+        for dialect in [&SQLITE, &POSTGRES, &MYSQL] {
             for preset in PRESETS {
                 insta::assert_snapshot!(
                     format!("{}__{preset}", dialect.name),

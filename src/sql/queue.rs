@@ -465,6 +465,14 @@ impl<'t> QueueSql<'t> {
         self.stmt(&text, b)
     }
 
+    /// One job by id, locked for the change that follows (a dialect
+    /// without RETURNING reads a row before deleting it).
+    pub fn show_locked(&self, id: &JobId) -> Stmt {
+        let mut stmt = self.show(id);
+        stmt.sql.push_str(self.d.lock(LockMode::Wait));
+        stmt
+    }
+
     pub fn list(&self, request: &ListRequest) -> Result<Stmt> {
         let mut b = Binds::default();
         let mut filter = vec!["1 = 1".to_string()];
@@ -1311,6 +1319,12 @@ impl<'t> QueueSql<'t> {
             return None;
         }
         let (s, t) = (self.status_col()?, self.t.table());
+        if self.d.loose_index_scan {
+            return Some(Stmt::plain(format!(
+                "SELECT {} FROM (SELECT DISTINCT {s} AS v FROM {t}) qctl_v WHERE v IS NOT NULL",
+                self.d.as_text("v")
+            )));
+        }
         Some(Stmt::plain(format!(
             "WITH RECURSIVE qctl_v(v) AS (SELECT min({s}) FROM {t} UNION ALL \
              SELECT (SELECT min({s}) FROM {t} WHERE {s} > qctl_v.v) FROM qctl_v WHERE qctl_v.v IS NOT NULL) \

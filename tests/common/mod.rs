@@ -3,6 +3,7 @@
 //! what it did.
 #![allow(dead_code)]
 
+pub mod mysql;
 pub mod pg;
 
 use std::path::PathBuf;

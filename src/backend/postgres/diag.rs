@@ -223,6 +223,12 @@ pub fn blocked(b: &mut PostgresBackend) -> Result<BlockedReport> {
 }
 
 pub fn locks(b: &mut PostgresBackend, key: Option<LockKey>) -> Result<LocksReport> {
+    if let Some(LockKey::Name(name)) = &key {
+        return Err(crate::error::QctlError::usage(format!(
+            "invalid lock key '{name}': PostgreSQL's advisory lock keys are a bigint (987654321) \
+             or two int4 (11,100)"
+        )));
+    }
     let sql = "SELECT l.pid, l.classid::int8, l.objid::int8, l.objsubid::int4, l.mode, l.granted, \
                  CASE WHEN l.granted THEN '{}'::int4[] ELSE pg_blocking_pids(l.pid) END, \
                  a.application_name, a.state, extract(epoch FROM now() - a.state_change)::float8, a.query \
@@ -240,7 +246,7 @@ pub fn locks(b: &mut PostgresBackend, key: Option<LockKey>) -> Result<LocksRepor
     for row in &rows {
         let (classid, objid, objsubid): (i64, i64, i32) = (row.get(1), row.get(2), row.get(3));
         let (decoded, key_kind) = crate::model::advisory_key(classid, objid, objsubid);
-        if key.is_some_and(|k| !k.matches(&decoded)) {
+        if key.as_ref().is_some_and(|k| !k.matches(&decoded)) {
             continue;
         }
         let state: Option<String> = row.get(8);

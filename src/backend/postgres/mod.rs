@@ -323,7 +323,7 @@ impl PostgresBackend {
             Some(s) => format!("{}.{index}", POSTGRES.ident(s)),
             None => index.to_string(),
         };
-        self.batch(&spec.create_on(index, &format!("ONLY {table}"), ""))?;
+        self.batch(&spec.create_on(&POSTGRES, index, &format!("ONLY {table}"), ""))?;
         let partitions = self.query(&Stmt {
             sql: "SELECT c.oid::regclass::text, n.nspname::text, c.relname::text, c.relkind = 'p' \
                   FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
@@ -364,6 +364,7 @@ impl PostgresBackend {
                     self.drop_index(&qualified)?;
                 }
                 self.with_index_timeout(&child.create_on(
+                    &POSTGRES,
                     &child_index,
                     &partition,
                     "CONCURRENTLY ",

@@ -1,0 +1,530 @@
+//! Connecting to MySQL and MariaDB the way the `mysql` client does.
+//!
+//! A `mysql://` or `mariadb://` URL gives user, password, host, port,
+//! database and the TLS options (`ssl-mode`, `ssl-ca`); what it leaves
+//! out comes from the `[client]` group of `~/.my.cnf`, then from the
+//! client's environment (`MYSQL_HOST`, `MYSQL_TCP_PORT`, `MYSQL_PWD`,
+//! `MYSQL_UNIX_PORT`, `USER`), in the client's own order of precedence.
+//! TLS is rustls (no system OpenSSL), with the client's five ssl-modes.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+use mysql::{Conn, OptsBuilder, SslOpts};
+
+use crate::error::QctlError;
+use crate::target::redact;
+
+/// The `mysql` client's `--ssl-mode` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SslMode {
+    Disabled,
+    Preferred,
+    Required,
+    VerifyCa,
+    VerifyIdentity,
+}
+
+impl SslMode {
+    pub fn parse(text: &str) -> Result<SslMode> {
+        Ok(match text.to_ascii_uppercase().replace('-', "_").as_str() {
+            "DISABLED" => SslMode::Disabled,
+            "PREFERRED" => SslMode::Preferred,
+            "REQUIRED" => SslMode::Required,
+            "VERIFY_CA" => SslMode::VerifyCa,
+            "VERIFY_IDENTITY" => SslMode::VerifyIdentity,
+            _ => {
+                return Err(QctlError::usage(format!(
+                    "invalid ssl-mode '{text}': use DISABLED, PREFERRED, REQUIRED, VERIFY_CA or \
+                     VERIFY_IDENTITY"
+                )));
+            }
+        })
+    }
+}
+
+/// Parameters a URL may carry, by their canonical name; `_` spellings are
+/// accepted too (`ssl_mode`).
+const KNOWN: [&str; 10] = [
+    "user",
+    "password",
+    "host",
+    "port",
+    "database",
+    "socket",
+    "ssl-mode",
+    "ssl-ca",
+    "connect-timeout",
+    "program-name",
+];
+
+/// The connection parameters after URL, option file and environment.
+#[derive(Debug, Clone)]
+pub struct ConnInfo {
+    params: BTreeMap<String, String>,
+    /// The URL as given, for messages (redacted when shown).
+    url: String,
+}
+
+impl ConnInfo {
+    /// Parses a `mysql://` or `mariadb://` URL and fills what it leaves out.
+    pub fn parse(url: &str) -> Result<ConnInfo> {
+        let mut params = parse_url(url)?;
+        for (key, value) in option_file() {
+            params.entry(key).or_insert(value);
+        }
+        for (var, key) in [
+            ("MYSQL_HOST", "host"),
+            ("MYSQL_TCP_PORT", "port"),
+            ("MYSQL_PWD", "password"),
+            ("MYSQL_UNIX_PORT", "socket"),
+        ] {
+            if let Ok(value) = std::env::var(var)
+                && !value.is_empty()
+            {
+                params.entry(key.to_string()).or_insert(value);
+            }
+        }
+        let info = ConnInfo {
+            params,
+            url: url.to_string(),
+        };
+        info.ssl_mode()?;
+        if let Some(port) = info.get("port") {
+            port.parse::<u16>().map_err(|_| {
+                QctlError::usage(format!("invalid port '{port}' in {}", info.shown()))
+            })?;
+        }
+        Ok(info)
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.params.get(key).map(String::as_str)
+    }
+
+    /// The URL as given, password included, to open more connections.
+    pub fn shown_raw(&self) -> String {
+        self.url.clone()
+    }
+
+    /// The URL as it may be shown: no password.
+    pub fn shown(&self) -> String {
+        redact(&self.url)
+    }
+
+    pub fn ssl_mode(&self) -> Result<SslMode> {
+        self.get("ssl-mode")
+            .map_or(Ok(SslMode::Preferred), SslMode::parse)
+    }
+
+    pub fn database(&self) -> Option<&str> {
+        self.get("database").filter(|d| !d.is_empty())
+    }
+
+    fn host(&self) -> &str {
+        self.get("host").unwrap_or("localhost")
+    }
+
+    fn port(&self) -> u16 {
+        self.get("port")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(3306)
+    }
+
+    /// Where the connection goes, for messages: `host:port/database`.
+    pub fn describe(&self) -> String {
+        match self.get("socket") {
+            Some(socket) if self.get("host").is_none() => {
+                format!("{socket}/{}", self.database().unwrap_or(""))
+            }
+            _ => format!(
+                "{}:{}/{}",
+                self.host(),
+                self.port(),
+                self.database().unwrap_or("")
+            ),
+        }
+    }
+
+    /// The driver's options, TLS as `tls` says (None: plain).
+    fn opts(&self, connect_timeout: Duration, tls: Option<SslOpts>) -> Result<OptsBuilder> {
+        let user = self
+            .get("user")
+            .map(str::to_string)
+            .or_else(|| std::env::var("USER").ok())
+            .unwrap_or_else(|| "root".into());
+        let timeout = match self.get("connect-timeout") {
+            Some(seconds) => Duration::from_secs(seconds.parse().map_err(|_| {
+                QctlError::usage(format!(
+                    "invalid connect-timeout '{seconds}': give whole seconds"
+                ))
+            })?),
+            None => connect_timeout,
+        };
+        let mut opts = OptsBuilder::new()
+            .user(Some(user))
+            .pass(self.get("password"))
+            .db_name(self.database())
+            .prefer_socket(false)
+            .tcp_nodelay(true)
+            .stmt_cache_size(64)
+            // An UPDATE's row count is the rows it matched, not only those
+            // whose values changed: a fenced finish that matched its job
+            // did finish it.
+            .additional_capabilities(mysql::consts::CapabilityFlags::CLIENT_FOUND_ROWS)
+            .ssl_opts(tls)
+            // Recognisable in the process list unless the user names it.
+            .connect_attrs(Some(std::collections::HashMap::from([(
+                "program_name",
+                self.get("program-name").unwrap_or("qctl"),
+            )])));
+        if !timeout.is_zero() {
+            opts = opts.tcp_connect_timeout(Some(timeout));
+        }
+        match (self.get("socket"), self.get("host")) {
+            (Some(socket), None) => opts = opts.socket(Some(socket)),
+            _ => {
+                opts = opts
+                    .ip_or_hostname(Some(self.host().to_string()))
+                    .tcp_port(self.port())
+            }
+        }
+        Ok(opts)
+    }
+
+    /// The TLS options of the ssl-mode, or None for a plain connection.
+    fn tls(&self) -> Result<Option<SslOpts>> {
+        let mode = self.ssl_mode()?;
+        let ca = self.get("ssl-ca").map(PathBuf::from);
+        if let Some(ca) = &ca
+            && mode != SslMode::Disabled
+            && !ca.exists()
+        {
+            return Err(QctlError::usage(format!(
+                "ssl-ca {} does not exist — give the path of the server's CA certificate (PEM)",
+                ca.display()
+            )));
+        }
+        Ok(match mode {
+            SslMode::Disabled => None,
+            // Encrypted, not authenticated, as the mysql client does;
+            // REQUIRED with a CA verifies the chain, as the client does.
+            SslMode::Preferred | SslMode::Required if ca.is_none() => {
+                Some(SslOpts::default().with_danger_accept_invalid_certs(true))
+            }
+            SslMode::Preferred | SslMode::Required | SslMode::VerifyCa => {
+                let ca = ca.ok_or_else(|| {
+                    QctlError::usage(
+                        "ssl-mode=VERIFY_CA needs the server's CA certificate: add ssl-ca=FILE to \
+                         the URL (or ssl-ca in ~/.my.cnf)",
+                    )
+                })?;
+                Some(
+                    SslOpts::default()
+                        .with_root_cert_path(Some(ca))
+                        .with_danger_skip_domain_validation(true),
+                )
+            }
+            SslMode::VerifyIdentity => {
+                let ca = ca.ok_or_else(|| {
+                    QctlError::usage(
+                        "ssl-mode=VERIFY_IDENTITY needs the server's CA certificate: add \
+                         ssl-ca=FILE to the URL (or ssl-ca in ~/.my.cnf)",
+                    )
+                })?;
+                Some(SslOpts::default().with_root_cert_path(Some(ca)))
+            }
+        })
+    }
+}
+
+/// Connects as the ssl-mode says: PREFERRED falls back to a plain
+/// connection only when the server offers no TLS at all.
+pub fn connect(info: &ConnInfo, connect_timeout: Duration) -> Result<Conn> {
+    // One crypto provider for the process, whatever rustls features other
+    // crates turn on.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let tls = info.tls()?;
+    let preferred = info.ssl_mode()? == SslMode::Preferred;
+    match Conn::new(info.opts(connect_timeout, tls.clone())?) {
+        Ok(conn) => Ok(conn),
+        Err(mysql::Error::DriverError(mysql::DriverError::TlsNotSupported)) if preferred => {
+            Conn::new(info.opts(connect_timeout, None)?).map_err(|e| connect_error(e, info))
+        }
+        Err(err) => Err(connect_error(err, info)),
+    }
+}
+
+/// Explains a failed connection without ever quoting the password.
+fn connect_error(err: mysql::Error, info: &ConnInfo) -> anyhow::Error {
+    let mut text = err.to_string();
+    let mut source = std::error::Error::source(&err);
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    if let Some(password) = info.get("password")
+        && !password.is_empty()
+    {
+        text = text.replace(password, "***");
+    }
+    let code = match &err {
+        mysql::Error::MySqlError(e) => Some(e.code),
+        _ => None,
+    };
+    let hint = match code {
+        Some(1045) => " — check the user and password (the URL, ~/.my.cnf or MYSQL_PWD)",
+        Some(1049) => " — create the database (CREATE DATABASE) or name another one in the URL",
+        Some(1044) => " — the user may not use this database: GRANT it access",
+        _ if matches!(
+            err,
+            mysql::Error::DriverError(mysql::DriverError::TlsNotSupported)
+        ) =>
+        {
+            " — the server offers no TLS: configure ssl-cert and ssl-key on it, or use \
+             ssl-mode=PREFERRED or DISABLED"
+        }
+        _ if text.contains("Connection refused") || text.contains("No such file") => {
+            " — is the server running and listening there? (`mariadb-admin ping` tells)"
+        }
+        _ if text.contains("certificate") || text.contains("InvalidCertificate") => {
+            " — the server's certificate is not trusted for this ssl-mode; check ssl-ca and the \
+             host name"
+        }
+        _ if text.contains("timed out") || text.contains("timeout") => {
+            " — the server did not answer within the connect timeout"
+        }
+        _ => "",
+    };
+    anyhow::anyhow!(
+        "cannot connect to MySQL/MariaDB at {}: {text}{hint}",
+        info.describe()
+    )
+}
+
+/// The `[client]` group of `~/.my.cnf` (and `[mariadb-client]`), as the
+/// mysql client reads it; a file others may write is ignored, as the
+/// client ignores it.
+fn option_file() -> BTreeMap<String, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut params = BTreeMap::new();
+    let Some(path) = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".my.cnf")) else {
+        return params;
+    };
+    let Ok(metadata) = std::fs::metadata(&path) else {
+        return params;
+    };
+    if metadata.permissions().mode() & 0o002 != 0 {
+        eprintln!(
+            "qctl: warning: option file {} is world-writable; it is ignored (chmod 0600 it)",
+            path.display()
+        );
+        return params;
+    }
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return params;
+    };
+    let mut in_client = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if let Some(group) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            in_client = matches!(group.trim(), "client" | "mariadb-client" | "client-mariadb");
+            continue;
+        }
+        if !in_client {
+            continue;
+        }
+        let (key, value) = match line.split_once('=') {
+            Some((k, v)) => (k.trim(), v.trim()),
+            None => (line, ""),
+        };
+        let key = key.replace('_', "-");
+        let key = match key.as_str() {
+            "pass" => "password".to_string(),
+            "db" => "database".to_string(),
+            _ => key,
+        };
+        let value = value
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+            .unwrap_or(value);
+        if KNOWN.contains(&key.as_str()) {
+            params.entry(key).or_insert_with(|| value.to_string());
+        }
+    }
+    params
+}
+
+fn percent_decode(text: &str) -> Result<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let byte = text
+                .get(i + 1..i + 3)
+                .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+                .ok_or_else(|| QctlError::usage("invalid percent-encoding in the database URL"))?;
+            out.push(byte);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out)
+        .map_err(|_| QctlError::usage("the database URL is not UTF-8 once decoded"))
+}
+
+/// `mysql://user:password@host:port/database?ssl-mode=...&ssl-ca=...`
+pub fn parse_url(url: &str) -> Result<BTreeMap<String, String>> {
+    let mut params = BTreeMap::new();
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let (rest, query) = match rest.split_once('?') {
+        Some((rest, query)) => (rest, Some(query)),
+        None => (rest, None),
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, ""),
+    };
+    let hostport = match authority.rfind('@') {
+        Some(at) => {
+            let userinfo = &authority[..at];
+            let (user, password) = match userinfo.split_once(':') {
+                Some((user, password)) => (user, Some(password)),
+                None => (userinfo, None),
+            };
+            if !user.is_empty() {
+                params.insert("user".into(), percent_decode(user)?);
+            }
+            if let Some(password) = password {
+                params.insert("password".into(), percent_decode(password)?);
+            }
+            &authority[at + 1..]
+        }
+        None => authority,
+    };
+    if hostport.contains(',') {
+        return Err(QctlError::usage(format!(
+            "{} names several hosts; qctl connects to one MySQL server",
+            redact(url)
+        )));
+    }
+    let (host, port) = if let Some(stripped) = hostport.strip_prefix('[') {
+        let (host, rest) = stripped
+            .split_once(']')
+            .ok_or_else(|| QctlError::usage("unclosed [ in the database URL's host"))?;
+        (host.to_string(), rest.strip_prefix(':').map(str::to_string))
+    } else {
+        match hostport.rsplit_once(':') {
+            Some((host, port)) => (host.to_string(), Some(port.to_string())),
+            None => (hostport.to_string(), None),
+        }
+    };
+    if !host.is_empty() {
+        params.insert("host".into(), percent_decode(&host)?);
+    }
+    if let Some(port) = port.filter(|p| !p.is_empty()) {
+        params.insert("port".into(), port);
+    }
+    let path = path.trim_end_matches('/');
+    if path.contains('/') {
+        return Err(QctlError::usage(format!(
+            "invalid database name in {}: write mysql://host/DATABASE",
+            redact(url)
+        )));
+    }
+    if !path.is_empty() {
+        params.insert("database".into(), percent_decode(path)?);
+    }
+    for pair in query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .filter(|p| !p.is_empty())
+    {
+        let (key, value) = pair.split_once('=').ok_or_else(|| {
+            QctlError::usage(format!(
+                "invalid URL parameter '{}': write key=value",
+                redact(pair)
+            ))
+        })?;
+        let key = percent_decode(key)?.to_ascii_lowercase().replace('_', "-");
+        let key = match key.as_str() {
+            "sslmode" => "ssl-mode".to_string(),
+            "sslca" | "sslrootcert" => "ssl-ca".to_string(),
+            _ => key,
+        };
+        if !KNOWN.contains(&key.as_str()) {
+            return Err(QctlError::usage(format!(
+                "unsupported connection parameter '{key}' in {} (qctl understands ssl-mode, \
+                 ssl-ca, socket, connect-timeout, program-name, user, password)",
+                redact(url)
+            )));
+        }
+        let value = percent_decode(value)?;
+        if key == "ssl-mode" {
+            SslMode::parse(&value)?;
+        }
+        params.insert(key, value);
+    }
+    Ok(params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_with_every_part() {
+        let p = parse_url(
+            "mysql://app:p%40ss@db.example:3307/queue?ssl-mode=VERIFY_IDENTITY&ssl_ca=%2Fca.pem",
+        )
+        .unwrap();
+        assert_eq!(p["user"], "app");
+        assert_eq!(p["password"], "p@ss");
+        assert_eq!(p["host"], "db.example");
+        assert_eq!(p["port"], "3307");
+        assert_eq!(p["database"], "queue");
+        assert_eq!(p["ssl-mode"], "VERIFY_IDENTITY");
+        assert_eq!(p["ssl-ca"], "/ca.pem");
+        let p = parse_url("mariadb://[::1]:3306/q").unwrap();
+        assert_eq!((p["host"].as_str(), p["port"].as_str()), ("::1", "3306"));
+        let p = parse_url("mysql://root@127.0.0.1").unwrap();
+        assert!(!p.contains_key("database"));
+        assert!(parse_url("mysql://h/q?sslmode=REQUIRED").unwrap()["ssl-mode"] == "REQUIRED");
+    }
+
+    #[test]
+    fn bad_urls_are_refused_without_their_password() {
+        for url in [
+            "mysql://u:SECRET@h/q?colour=red",
+            "mysql://u:SECRET@h1,h2/q",
+            "mysql://u:SECRET@h/a/b",
+            "mysql://u:SECRET@h/q?%zz=1",
+        ] {
+            let err = parse_url(url).unwrap_err().to_string();
+            assert!(!err.contains("SECRET"), "{url}: {err}");
+        }
+    }
+
+    #[test]
+    fn ssl_modes() {
+        for (text, mode) in [
+            ("DISABLED", SslMode::Disabled),
+            ("preferred", SslMode::Preferred),
+            ("REQUIRED", SslMode::Required),
+            ("VERIFY_CA", SslMode::VerifyCa),
+            ("verify-identity", SslMode::VerifyIdentity),
+        ] {
+            assert_eq!(SslMode::parse(text).unwrap(), mode);
+        }
+        assert!(SslMode::parse("verify-full").is_err());
+    }
+}

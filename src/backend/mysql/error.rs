@@ -1,0 +1,76 @@
+//! The one error mapper of MySQL and MariaDB: the same server error code
+//! gets the same typed error and hint, whichever command or statement hit
+//! it.
+
+use crate::duration::format_duration;
+use crate::error::QctlError;
+
+/// What the mapper needs to say what to do.
+#[derive(Debug, Clone)]
+pub struct ErrorContext {
+    pub table: String,
+    pub statement_timeout: std::time::Duration,
+    pub busy_timeout: std::time::Duration,
+}
+
+/// The server's words for an error, without the driver's wrapping.
+pub fn db_message(err: &mysql::Error) -> String {
+    match err {
+        mysql::Error::MySqlError(e) => e.message.clone(),
+        mysql::Error::IoError(e) => {
+            format!("the connection failed ({e}): server restart, KILL, or wait_timeout?")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The server's error code, if the server answered with one.
+pub fn code(err: &mysql::Error) -> Option<u16> {
+    match err {
+        mysql::Error::MySqlError(e) => Some(e.code),
+        _ => None,
+    }
+}
+
+pub fn mysql_error(err: mysql::Error, cx: &ErrorContext) -> anyhow::Error {
+    let message = db_message(&err);
+    match code(&err) {
+        // KILL QUERY from qctl's own Ctrl-C handler.
+        Some(1317) if crate::interrupt::interrupted() => QctlError::Interrupted.into(),
+        // MariaDB's max_statement_time, MySQL's max_execution_time.
+        Some(1969 | 3024) => QctlError::StatementTimeout {
+            message,
+            limit: format_duration(cx.statement_timeout),
+        }
+        .into(),
+        // innodb_lock_wait_timeout (row locks), lock_wait_timeout
+        // (metadata locks), NOWAIT.
+        Some(1205 | 3572) => QctlError::LockTimeout {
+            message,
+            limit: format_duration(cx.busy_timeout),
+        }
+        .into(),
+        Some(1142 | 1143 | 1044 | 1227 | 1370) => QctlError::Privilege {
+            message,
+            table: cx.table.clone(),
+        }
+        .into(),
+        Some(1792) => anyhow::anyhow!(
+            "{message} — this command only reads; it never writes (a bug in qctl if you see this)"
+        ),
+        Some(1213) => QctlError::Deadlock { message }.into(),
+        Some(1046) => anyhow::anyhow!(
+            "{message} — name the database in the URL: mysql://user@host:3306/DATABASE"
+        ),
+        // MariaDB (4025) and MySQL (3819) CHECK constraints.
+        Some(4025 | 3819) => anyhow::anyhow!(
+            "{message} — the table refused the value (MariaDB's JSON columns check json_valid(), \
+             which refuses JSON nested 32 levels deep or more)"
+        ),
+        Some(1148 | 3948) => anyhow::anyhow!(
+            "{message} — the server refuses LOAD DATA LOCAL: set local_infile=ON on it"
+        ),
+        Some(code) => anyhow::anyhow!("MySQL error {code}: {message}"),
+        None => anyhow::anyhow!("MySQL: {message}"),
+    }
+}

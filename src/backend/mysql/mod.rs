@@ -1,0 +1,678 @@
+//! MySQL 8.0.1+ and MariaDB 10.6+, used for what they do well (SKIP
+//! LOCKED, online index builds, LOAD DATA, InnoDB's lock views) and safe
+//! to point at production: diagnostics run in READ ONLY sessions, every
+//! statement has a time limit (MariaDB's max_statement_time, MySQL's
+//! max_execution_time for reads) and every row-lock wait one too
+//! (innodb_lock_wait_timeout from --busy-timeout), and Ctrl-C kills the
+//! statement the server runs for qctl.
+//!
+//! Split by concern: this file connects, reads the catalog, runs
+//! statements and builds indexes; `enqueue`, `stats`, `plan`, `diag` and
+//! `bench` hold the rest, `error` maps every failure, `value` puts qctl's
+//! values on the wire. MySQL has no `UPDATE ... RETURNING`, so the engine
+//! claims with the SQL core's pick and apply in one short transaction.
+
+mod bench;
+pub mod connect;
+mod diag;
+mod enqueue;
+mod error;
+mod plan;
+mod stats;
+mod value;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use mysql::Conn;
+use mysql::prelude::Queryable;
+
+use self::connect::ConnInfo;
+use self::error::{ErrorContext, mysql_error};
+use super::{Access, Backend, ConnectOptions, IndexState, SqlLog, TableSize};
+use crate::error::QctlError;
+use crate::interrupt::CancelGuard;
+use crate::layout::{Concept, Ident, Layout, TimeEncoding};
+use crate::sql::ddl::{IndexSpec, init_indexes, table_ddl};
+use crate::sql::dialect::MYSQL;
+use crate::sql::schema::{CatalogColumn, ColumnKind, QueueTable, TimeRepr};
+use crate::sql::time::MILLIS_ABOVE;
+use crate::sql::{Bind, Row, Stmt, Value};
+use crate::target::MysqlTarget;
+
+/// Which server qctl talks to, from `VERSION()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Server {
+    pub mariadb: bool,
+    pub version: (u32, u32, u32),
+    pub text: String,
+}
+
+impl Server {
+    pub fn parse(text: &str) -> Server {
+        // MariaDB once announced itself as "5.5.5-10.x" to old clients.
+        let core = text.strip_prefix("5.5.5-").unwrap_or(text);
+        let mut parts = core
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|p| !p.is_empty())
+            .map(|p| p.parse().unwrap_or(0));
+        Server {
+            mariadb: text.to_ascii_lowercase().contains("mariadb"),
+            version: (
+                parts.next().unwrap_or(0),
+                parts.next().unwrap_or(0),
+                parts.next().unwrap_or(0),
+            ),
+            text: text.to_string(),
+        }
+    }
+
+    /// `FOR UPDATE SKIP LOCKED`: MariaDB 10.6, MySQL 8.0.1.
+    pub fn skip_locked(&self) -> bool {
+        if self.mariadb {
+            self.version >= (10, 6, 0)
+        } else {
+            self.version >= (8, 0, 1)
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        if self.mariadb { "MariaDB" } else { "MySQL" }
+    }
+
+    /// Refuses a statement that needs SKIP LOCKED on a server without it,
+    /// saying which servers have it.
+    fn check(&self, sql: &str) -> Result<()> {
+        if !self.skip_locked() && sql.contains("SKIP LOCKED") {
+            return Err(QctlError::usage(format!(
+                "this needs FOR UPDATE SKIP LOCKED, which {} {} lacks: qctl claims, reaps, retries \
+                 and purges on MariaDB 10.6 or later and MySQL 8.0.1 or later — upgrade the \
+                 server (stats, list, show, enqueue, blocked and doctor work as they are)",
+                self.name(),
+                self.text
+            )));
+        }
+        Ok(())
+    }
+}
+
+pub struct MysqlBackend {
+    conn: Conn,
+    info: ConnInfo,
+    table: QueueTable,
+    options: ConnectOptions,
+    log: SqlLog,
+    cx: ErrorContext,
+    pub server: Server,
+    /// Statements built once and run again (a claim in a loop).
+    built: HashMap<String, Stmt>,
+    /// Whether the table existed when qctl connected, and its indexes.
+    table_exists: bool,
+    indexes: Vec<String>,
+    _cancel_on_interrupt: CancelGuard,
+}
+
+impl MysqlBackend {
+    pub fn open(target: &MysqlTarget, layout: Layout, options: &ConnectOptions) -> Result<Self> {
+        let info = ConnInfo::parse(&target.url)?;
+        if info.database().is_none() && options.access != Access::Inspect {
+            return Err(QctlError::usage(format!(
+                "no database in {}: the queue table lives in one — write \
+                 mysql://user@host:3306/DATABASE",
+                info.shown()
+            )));
+        }
+        let conn = connect::connect(&info, options.connect_timeout)?;
+        let on_interrupt = {
+            let info = info.clone();
+            let id = conn.connection_id();
+            crate::interrupt::on_interrupt(move || {
+                // The server goes on with a statement whose client left;
+                // KILL QUERY from another connection stops it.
+                if let Ok(mut killer) = connect::connect(&info, Duration::from_secs(5)) {
+                    let _ = killer.query_drop(format!("KILL QUERY {id}"));
+                }
+            })
+        };
+        let mut backend = MysqlBackend {
+            conn,
+            table: QueueTable::planned(&layout, &MYSQL),
+            cx: ErrorContext {
+                table: layout.table.to_string(),
+                statement_timeout: options.statement_timeout,
+                busy_timeout: options.busy_timeout,
+            },
+            info,
+            options: options.clone(),
+            log: options.sql_log.clone(),
+            server: Server::parse(""),
+            built: HashMap::new(),
+            table_exists: false,
+            indexes: Vec::new(),
+            _cancel_on_interrupt: on_interrupt,
+        };
+        let version = backend.query(&Stmt::plain("SELECT VERSION()"))?;
+        backend.server = Server::parse(
+            &version
+                .into_iter()
+                .next()
+                .and_then(|r| r.into_iter().next())
+                .and_then(Value::into_text)
+                .unwrap_or_default(),
+        );
+        let read_only = matches!(
+            options.access,
+            Access::Read | Access::Print | Access::Inspect
+        );
+        let statement_timeout = options.statement_timeout;
+        backend.session(read_only, statement_timeout)?;
+        backend.load_table(layout)?;
+        if !backend.table_exists && matches!(options.access, Access::Read | Access::Write) {
+            return Err(QctlError::MissingTable {
+                table: backend.table.layout.table.to_string(),
+                url: format!("{} {}", backend.server.name(), backend.info.describe()),
+            }
+            .into());
+        }
+        Ok(backend)
+    }
+
+    /// The session's settings: UTC, READ COMMITTED (a SKIP LOCKED pick
+    /// takes no gap locks), backslashes as plain characters in literals
+    /// (the layout's status values are written as literals), read-only
+    /// for commands that only read, and the time limits.
+    fn session(&mut self, read_only: bool, statement_timeout: Duration) -> Result<()> {
+        let mut sql = vec![
+            "SET SESSION time_zone = '+00:00'".to_string(),
+            "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), \
+             'NO_BACKSLASH_ESCAPES')"
+                .to_string(),
+            "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED".to_string(),
+            format!(
+                "SET SESSION TRANSACTION {}",
+                if read_only { "READ ONLY" } else { "READ WRITE" }
+            ),
+        ];
+        sql.extend(self.wait_limits(self.options.busy_timeout));
+        sql.push(self.statement_limit(statement_timeout));
+        self.batch(&sql.join("; "))
+    }
+
+    /// innodb_lock_wait_timeout (row locks) and lock_wait_timeout
+    /// (metadata locks) from --busy-timeout, in whole seconds: zero means
+    /// do not wait, which MariaDB knows and MySQL rounds up to its
+    /// smallest wait, one second.
+    fn wait_limits(&self, busy: Duration) -> Vec<String> {
+        let seconds = busy.as_secs_f64().ceil() as u64;
+        let row = if self.server.mariadb {
+            seconds
+        } else {
+            seconds.max(1)
+        };
+        vec![
+            format!("SET SESSION innodb_lock_wait_timeout = {row}"),
+            format!("SET SESSION lock_wait_timeout = {}", seconds.max(1)),
+        ]
+    }
+
+    /// The statement time limit (zero: none): MariaDB's
+    /// max_statement_time bounds every statement, MySQL's
+    /// max_execution_time only reads.
+    fn statement_limit(&self, limit: Duration) -> String {
+        if self.server.mariadb {
+            format!("SET SESSION max_statement_time = {}", limit.as_secs_f64())
+        } else {
+            format!("SET SESSION max_execution_time = {}", limit.as_millis())
+        }
+    }
+
+    /// The database the table lives in: its qualifier, else the URL's.
+    fn schema(&self) -> Option<String> {
+        self.table
+            .layout
+            .table
+            .schema
+            .as_ref()
+            .map(|s| s.to_string())
+            .or_else(|| self.info.database().map(str::to_string))
+    }
+
+    /// Reads the table's columns from the catalog and resolves the layout
+    /// against them.
+    fn load_table(&mut self, layout: Layout) -> Result<()> {
+        let schema = self.schema().unwrap_or_default();
+        let stmt = Stmt {
+            sql: "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, \
+                  IS_GENERATED, COLUMN_KEY FROM information_schema.COLUMNS \
+                  WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION"
+                .into(),
+            binds: vec![
+                Bind::Text(schema.clone()),
+                Bind::Text(layout.table.name.to_string()),
+            ],
+        };
+        let rows = self.query(&stmt)?;
+        self.table_exists = !rows.is_empty();
+        if !self.table_exists {
+            self.table = QueueTable::planned(&layout, &MYSQL);
+            self.indexes.clear();
+            return Ok(());
+        }
+        let catalog: Vec<CatalogColumn> = rows
+            .into_iter()
+            .map(|row| {
+                let mut row = row.into_iter();
+                let mut text = || row.next().and_then(Value::into_text);
+                let name = text().unwrap_or_default();
+                let data_type = text().unwrap_or_default();
+                let column_type = text().unwrap_or_default();
+                let nullable = text().is_some_and(|v| v == "YES");
+                let default = text();
+                let generated = text().is_some_and(|v| v == "ALWAYS");
+                let primary_key = text().is_some_and(|v| v == "PRI");
+                CatalogColumn {
+                    kind: classify(&data_type, &column_type),
+                    name,
+                    nullable,
+                    default,
+                    generated,
+                    primary_key,
+                }
+            })
+            .collect();
+        let mut table = QueueTable::resolve(layout, &MYSQL, &catalog)?;
+        // Times in an integer column (Laravel's available_at): seconds or
+        // milliseconds, as configured or as a stored value says.
+        let epoch: Vec<Concept> = Concept::ALL
+            .into_iter()
+            .filter(|c| c.is_time() && table.col(*c).is_some_and(|col| col.kind == ColumnKind::Int))
+            .collect();
+        for concept in epoch {
+            let repr = match table.layout.time {
+                Some(TimeEncoding::UnixMs) => TimeRepr::EpochMillis,
+                Some(_) => TimeRepr::EpochSeconds,
+                None => {
+                    let column = table.must(concept);
+                    let sample = self.query(&Stmt::plain(format!(
+                        "SELECT {column} FROM {} WHERE {column} IS NOT NULL AND {column} <> 0 LIMIT 1",
+                        table.table()
+                    )))?;
+                    match crate::engine::first_int(&sample) {
+                        n if n.abs() > MILLIS_ABOVE => TimeRepr::EpochMillis,
+                        _ => TimeRepr::EpochSeconds,
+                    }
+                }
+            };
+            table.set_time_repr(concept, repr);
+        }
+        for (concept, ident) in &table.absent {
+            self.log.finish(
+                self.log.start(),
+                &format!(
+                    "-- table {} has no column {ident}: the layout's {} column is left out",
+                    table.layout.table,
+                    concept.key()
+                ),
+                "",
+            );
+        }
+        let indexes = Stmt {
+            sql: "SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS \
+                  WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?"
+                .into(),
+            binds: vec![
+                Bind::Text(schema),
+                Bind::Text(table.layout.table.name.to_string()),
+            ],
+        };
+        self.indexes = self
+            .query(&indexes)?
+            .into_iter()
+            .filter_map(|r| r.into_iter().next().and_then(Value::into_text))
+            .collect();
+        self.table = table;
+        Ok(())
+    }
+
+    /// Runs SQL text (several statements allowed) over the text protocol.
+    fn batch(&mut self, sql: &str) -> Result<()> {
+        let started = self.log.start();
+        let result = self.conn.query_drop(sql);
+        self.log.finish(started, sql, "");
+        result.map_err(|e| mysql_error(e, &self.cx))
+    }
+
+    /// Runs a statement that cannot be prepared (EXPLAIN, ANALYZE, SHOW)
+    /// and reads its rows.
+    fn query_text(&mut self, sql: &str) -> Result<Vec<Row>> {
+        let started = self.log.start();
+        let result = self.conn.query_iter(sql).and_then(|result| {
+            result
+                .map(|row| {
+                    row.map(|row| {
+                        let columns = row.columns();
+                        row.unwrap()
+                            .into_iter()
+                            .zip(columns.iter())
+                            .map(|(v, c)| value::from_mysql(v, c))
+                            .collect::<Row>()
+                    })
+                })
+                .collect::<Result<Vec<Row>, mysql::Error>>()
+        });
+        let rows = result.map_err(|e| mysql_error(e, &self.cx))?;
+        self.log
+            .finish(started, sql, &format!(", {} rows", rows.len()));
+        Ok(rows)
+    }
+
+    /// `CREATE INDEX` for a spec, online (LOCK=NONE: writers go on, and
+    /// the build fails rather than block them) on a table that exists.
+    fn index_sql(&self, spec: &IndexSpec, online: bool) -> String {
+        let mut sql = spec.create_sql(&self.table, false);
+        if online {
+            sql.push_str(" ALGORITHM=INPLACE LOCK=NONE");
+        }
+        sql
+    }
+
+    /// Builds an index unless it exists, bounded by --index-timeout.
+    fn build_index(&mut self, spec: &IndexSpec) -> Result<()> {
+        if self.index_state(&spec.name)? == IndexState::Valid {
+            return Ok(());
+        }
+        let ddl = self.index_sql(spec, self.table_exists);
+        let limit = self.statement_limit(self.options.index_timeout);
+        self.batch(&limit)?;
+        let built = self.batch(&ddl).map_err(|err| {
+            if err
+                .downcast_ref::<QctlError>()
+                .is_some_and(|e| matches!(e, QctlError::StatementTimeout { .. }))
+            {
+                anyhow::anyhow!(
+                    "building index {} took longer than --index-timeout ({}): raise it for a big \
+                     table",
+                    spec.name,
+                    crate::duration::format_duration(self.options.index_timeout)
+                )
+            } else {
+                err.context(format!("creating index {} failed", spec.name))
+            }
+        });
+        let restore = self.statement_limit(self.options.statement_timeout);
+        let restored = self.batch(&restore);
+        built?;
+        restored
+    }
+
+    fn server_clock(&mut self) -> Result<DateTime<Utc>> {
+        let rows = self.query(&Stmt::plain("SELECT UTC_TIMESTAMP(6)"))?;
+        match rows.into_iter().next().and_then(|r| r.into_iter().next()) {
+            Some(Value::Time(now)) => Ok(now),
+            _ => Ok(Utc::now()),
+        }
+    }
+}
+
+/// A column's kind from information_schema's DATA_TYPE.
+fn classify(data_type: &str, column_type: &str) -> ColumnKind {
+    match data_type.to_ascii_lowercase().as_str() {
+        "bigint" | "int" | "integer" | "mediumint" | "smallint" | "tinyint" => ColumnKind::Int,
+        "decimal" | "float" | "double" => ColumnKind::Float,
+        "bit" if column_type == "bit(1)" => ColumnKind::Bool,
+        "varchar" | "char" | "text" | "tinytext" | "mediumtext" | "longtext" | "enum" | "set" => {
+            ColumnKind::Text
+        }
+        "json" => ColumnKind::Json,
+        "uuid" => ColumnKind::Uuid,
+        "datetime" | "timestamp" => ColumnKind::Time(TimeRepr::Timestamptz),
+        "blob" | "tinyblob" | "mediumblob" | "longblob" | "binary" | "varbinary" => {
+            ColumnKind::Bytes
+        }
+        _ => ColumnKind::Other(column_type.to_string()),
+    }
+}
+
+impl Backend for MysqlBackend {
+    fn table(&self) -> &QueueTable {
+        &self.table
+    }
+
+    fn run(&mut self, sql: &str) -> Result<()> {
+        self.batch(sql)
+    }
+
+    fn query(&mut self, stmt: &Stmt) -> Result<Vec<Row>> {
+        self.server.check(&stmt.sql)?;
+        let started = self.log.start();
+        let result = self
+            .conn
+            .exec_iter(stmt.sql.as_str(), value::params(&stmt.binds))
+            .and_then(|result| {
+                result
+                    .map(|row| {
+                        row.map(|row| {
+                            let columns = row.columns();
+                            row.unwrap()
+                                .into_iter()
+                                .zip(columns.iter())
+                                .map(|(v, c)| value::from_mysql(v, c))
+                                .collect::<Row>()
+                        })
+                    })
+                    .collect::<Result<Vec<Row>, mysql::Error>>()
+            });
+        let rows = result.map_err(|e| mysql_error(e, &self.cx))?;
+        self.log
+            .finish(started, &stmt.sql, &format!(", {} rows", rows.len()));
+        Ok(rows)
+    }
+
+    fn execute(&mut self, stmt: &Stmt) -> Result<u64> {
+        self.server.check(&stmt.sql)?;
+        let started = self.log.start();
+        self.conn
+            .exec_drop(stmt.sql.as_str(), value::params(&stmt.binds))
+            .map_err(|e| mysql_error(e, &self.cx))?;
+        let n = self.conn.affected_rows();
+        self.log.finish(started, &stmt.sql, &format!(", {n} rows"));
+        Ok(n)
+    }
+
+    fn memo(&mut self, key: &str) -> Option<Stmt> {
+        self.built.get(key).cloned()
+    }
+
+    fn remember(&mut self, key: String, stmt: Stmt) {
+        self.built.insert(key, stmt);
+    }
+
+    fn clock(&mut self) -> Result<DateTime<Utc>> {
+        self.server_clock()
+    }
+
+    fn init_statements(&self) -> Vec<String> {
+        // MySQL's DDL commits as it goes, so there is no all-or-nothing:
+        // the table first, then each index it lacks (online on a table
+        // that exists and may be busy).
+        let mut statements = Vec::new();
+        if !self.table_exists {
+            statements.push(table_ddl(&self.table));
+        }
+        for spec in init_indexes(&self.table) {
+            if !self.indexes.iter().any(|i| i == spec.name.as_str()) {
+                statements.push(self.index_sql(&spec, self.table_exists));
+            }
+        }
+        statements
+    }
+
+    fn init(&mut self) -> Result<()> {
+        if !self.table_exists {
+            let ddl = table_ddl(&self.table);
+            self.batch(&ddl).context("init failed on MySQL")?;
+            let layout = self.table.layout.clone();
+            self.load_table(layout)?;
+        }
+        for spec in init_indexes(&self.table) {
+            self.build_index(&spec)
+                .context("init failed on MySQL (the table was created)")?;
+        }
+        self.built.clear();
+        let layout = self.table.layout.clone();
+        self.load_table(layout)
+    }
+
+    fn enqueue(
+        &mut self,
+        jobs: &mut dyn Iterator<Item = Result<crate::model::NewJob>>,
+        return_ids: bool,
+    ) -> Result<crate::model::EnqueueOutcome> {
+        enqueue::enqueue(self, jobs, return_ids)
+    }
+
+    fn done_counts(&mut self, exact: bool, not_done: i64) -> Result<crate::engine::DoneCounts> {
+        stats::done_counts(self, exact, not_done)
+    }
+
+    fn table_size(&mut self) -> Result<TableSize> {
+        stats::table_size(self)
+    }
+
+    fn plan(&mut self, stmt: &Stmt, how: super::PlanHow) -> Result<super::Plan> {
+        plan::plan(self, stmt, how)
+    }
+
+    fn can_force_plans(&self) -> bool {
+        true
+    }
+
+    fn describe_params(&mut self, sql: &str) -> Result<Vec<Option<String>>> {
+        plan::describe_params(self, sql)
+    }
+
+    fn measure(
+        &mut self,
+        stmt: &Stmt,
+        forced: bool,
+        _with_plan: bool,
+    ) -> Result<Option<crate::explain::Measured>> {
+        plan::measure(self, stmt, forced)
+    }
+
+    fn index_state(&mut self, name: &Ident) -> Result<IndexState> {
+        let stmt = Stmt {
+            sql: "SELECT 1 FROM information_schema.STATISTICS \
+                  WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND INDEX_NAME = ? LIMIT 1"
+                .into(),
+            binds: vec![
+                Bind::Text(self.schema().unwrap_or_default()),
+                Bind::Text(self.table.layout.table.name.to_string()),
+                Bind::Text(name.to_string()),
+            ],
+        };
+        Ok(if self.query(&stmt)?.is_empty() {
+            IndexState::Missing
+        } else {
+            IndexState::Valid
+        })
+    }
+
+    fn create_indexes(&mut self, specs: &[IndexSpec]) -> Result<()> {
+        for spec in specs {
+            self.build_index(spec)?;
+        }
+        let analyze = format!("ANALYZE TABLE {}", self.table.table());
+        self.query_text(&analyze).map(|_| ())
+    }
+
+    fn blocked(&mut self) -> Result<crate::model::BlockedReport> {
+        diag::blocked(self)
+    }
+
+    fn supports_advisory_locks(&self) -> bool {
+        true
+    }
+
+    fn locks(&mut self, key: Option<crate::request::LockKey>) -> Result<crate::model::LocksReport> {
+        diag::locks(self, key)
+    }
+
+    fn bench(
+        &mut self,
+        request: &crate::request::BenchRequest,
+    ) -> Result<crate::model::BenchReport> {
+        bench::bench(self, request)
+    }
+
+    fn reap_lock(&mut self, wait: bool) -> Result<Option<Box<dyn std::any::Any>>> {
+        Ok(Some(Box::new(ReapLock::take(self, wait)?)))
+    }
+}
+
+/// The per-table reap lock: a user lock (GET_LOCK) held on its own
+/// connection until dropped, so it is released even if qctl dies.
+struct ReapLock {
+    conn: Conn,
+}
+
+impl ReapLock {
+    fn take(b: &MysqlBackend, wait: bool) -> Result<ReapLock> {
+        let mut conn = connect::connect(&b.info, b.options.connect_timeout)?;
+        // A user lock's name has at most 64 characters: the table's
+        // qualified name hashed.
+        let name = format!(
+            "{}.{}",
+            b.schema().unwrap_or_default(),
+            b.table.layout.table.name
+        );
+        let timeout = if wait { 31_536_000 } else { 0 };
+        let got: Option<i64> = conn
+            .exec_first(
+                "SELECT GET_LOCK(CONCAT('qctl.reap.', LEFT(SHA1(?), 40)), ?)",
+                (name, timeout),
+            )
+            .map_err(|e| anyhow::anyhow!("cannot take the reap lock: {}", error::db_message(&e)))?
+            .flatten();
+        if got != Some(1) {
+            return Err(QctlError::AnotherReap {
+                table: b.table.layout.table.to_string(),
+            }
+            .into());
+        }
+        Ok(ReapLock { conn })
+    }
+}
+
+impl Drop for ReapLock {
+    fn drop(&mut self) {
+        let _ = self.conn.query_drop("SELECT RELEASE_ALL_LOCKS()");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_versions_and_skip_locked() {
+        let maria = Server::parse("10.11.19-MariaDB-0+deb12u1");
+        assert!(maria.mariadb && maria.version == (10, 11, 19) && maria.skip_locked());
+        let old = Server::parse("5.5.5-10.5.27-MariaDB");
+        assert!(old.mariadb && old.version == (10, 5, 27) && !old.skip_locked());
+        assert!(Server::parse("8.0.1").skip_locked());
+        assert!(!Server::parse("8.0.0-dmr").skip_locked());
+        assert!(!Server::parse("5.7.44-log").skip_locked());
+        let err = old
+            .check("SELECT id FROM jobs LIMIT 1 FOR UPDATE SKIP LOCKED")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("MariaDB 10.6") && err.contains("10.5.27"),
+            "{err}"
+        );
+        assert!(old.check("SELECT 1").is_ok());
+    }
+}
