@@ -238,6 +238,33 @@ pub fn retry<B: Backend + ?Sized>(
 ) -> Result<RetryOutcome> {
     let mut ids = Vec::new();
     match selection {
+        RetrySelection::Ids(wanted) if b.table().layout.steps.contains_key("retry") => {
+            // The system's own retry across its tables: the jobs it did
+            // not retry were not dead letters, and nothing is changed.
+            in_tx(b, TxMode::Write, !dry_run, |b| {
+                let steps = sql(b)
+                    .steps("retry", batch_size, wanted)
+                    .unwrap_or_default();
+                let done: Vec<JobId> = run_steps(b, &steps)?
+                    .into_iter()
+                    .filter_map(|r| r.into_iter().next())
+                    .map(job_id)
+                    .collect();
+                let missing: Vec<String> = wanted
+                    .iter()
+                    .filter(|id| !done.iter().any(|d| d.to_string() == id.to_string()))
+                    .map(ToString::to_string)
+                    .collect();
+                if !missing.is_empty() {
+                    return Err(QctlError::usage(format!(
+                        "no dead letter {} to retry (nothing was changed)",
+                        missing.join(", ")
+                    )));
+                }
+                Ok(())
+            })?;
+            ids.extend(wanted.iter().cloned());
+        }
         RetrySelection::Ids(wanted) => {
             in_tx(b, TxMode::Write, !dry_run, |b| {
                 for id in wanted {
@@ -258,9 +285,7 @@ pub fn retry<B: Backend + ?Sized>(
                         )));
                     }
                 }
-                if let Some(steps) = sql(b).steps("retry", batch_size, wanted) {
-                    run_steps(b, &steps)?;
-                } else if !wanted.is_empty() {
+                if !wanted.is_empty() {
                     let stmt = sql(b).retry_ids(wanted)?;
                     b.execute(&stmt)?;
                 }

@@ -8,6 +8,8 @@ mod common;
 
 use std::path::PathBuf;
 
+use ::mysql::prelude::Queryable;
+use common::mysql::MyDb;
 use common::pg::PgDb;
 use common::{Run, Sandbox};
 use serde_json::Value;
@@ -75,6 +77,32 @@ impl Fixture for Sandbox {
     fn exec(&self, sql: &str) {
         Sandbox::exec(self, sql)
     }
+}
+
+impl Fixture for MyDb {
+    fn run(&self, args: &[&str]) -> Run {
+        MyDb::run(self, args)
+    }
+
+    fn value(&self, sql: &str) -> String {
+        self.conn()
+            .query_first::<Option<String>, _>(format!("SELECT CAST(({sql}) AS CHAR)"))
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    fn exec(&self, sql: &str) {
+        MyDb::exec(self, sql)
+    }
+}
+
+fn mysql_with(system: &str, files: &[&str]) -> MyDb {
+    let db = MyDb::new();
+    for file in files {
+        db.exec(&fixture(system, file));
+    }
+    db
 }
 
 fn pg_with(system: &str, files: &[&str]) -> PgDb {
@@ -1134,4 +1162,84 @@ fn layouts_lists_every_preset_and_what_it_refuses() {
     assert!(river.stdout.contains("JobRescuer"), "{}", river.stdout);
     s.run_raw(&["layouts", "nope"])
         .assert_error("invalid value 'nope'");
+}
+
+// ----- MySQL / MariaDB ---------------------------------------------------------
+
+#[test]
+fn laravel_on_mariadb() {
+    let db = mysql_with("laravel", &["schema.sql", "rows.sql"]);
+    assert_detected(&db, "laravel");
+    let total = totals(&db, &[]);
+    let (pending, running) = (
+        total["pending"].as_i64().unwrap(),
+        total["running"].as_i64().unwrap(),
+    );
+    assert_eq!(
+        pending + running,
+        db.int("SELECT count(*) FROM jobs"),
+        "{total}"
+    );
+    assert_eq!(
+        running,
+        db.int("SELECT count(*) FROM jobs WHERE reserved_at IS NOT NULL")
+    );
+    let stale = db.int("SELECT count(*) FROM jobs WHERE reserved_at <= UNIX_TIMESTAMP() - 90");
+    assert_eq!(total["stale"], stale, "{total}");
+    assert!(stale >= 1, "the fixture has a reservation past retry_after");
+    assert_explains_own_claim(&db, "reserved_at <= UNIX_TIMESTAMP() - 90");
+    assert_refused(&db, &["claim", "--worker", "w"], "Laravel");
+
+    // The next pop would take it again: reap un-reserves it, attempts kept.
+    let attempts = db.int("SELECT sum(attempts) FROM jobs");
+    let reaped = db.json(&["reap"]);
+    assert_eq!(reaped["requeued"], stale, "{reaped}");
+    assert_eq!(
+        db.int("SELECT count(*) FROM jobs WHERE reserved_at <= UNIX_TIMESTAMP() - 90"),
+        0
+    );
+    assert_eq!(db.int("SELECT sum(attempts) FROM jobs"), attempts);
+
+    // queue:retry: the failed payload back in jobs, attempts 0, the
+    // failed_jobs row gone.
+    let failed = db.value("SELECT id FROM failed_jobs LIMIT 1");
+    let jobs = db.int("SELECT count(*) FROM jobs");
+    let retried = db.json(&["retry", &failed]);
+    assert_eq!(retried["retried"], 1, "{retried}");
+    assert_eq!(db.int("SELECT count(*) FROM jobs"), jobs + 1);
+    assert_eq!(db.int("SELECT count(*) FROM failed_jobs"), 0);
+    assert_eq!(
+        db.int("SELECT count(*) FROM jobs WHERE attempts = 0 AND reserved_at IS NULL AND payload LIKE '%0b1e0000-0000-4000-8000-000000000007%'"),
+        1
+    );
+    let again = db.run(&["retry", &failed]);
+    again.assert_error("no dead letter");
+}
+
+#[test]
+fn delayed_job_on_mariadb() {
+    let db = mysql_with("delayed_job", &["schema_mysql.sql", "rows_mysql.sql"]);
+    assert_detected(&db, "delayed_job");
+    let total = totals(&db, &[]);
+    assert_eq!(total["running"], 2, "{total}");
+    assert_eq!(total["stale"], 1, "{total}");
+    assert_eq!(total["failed"], 1, "{total}");
+    assert_explains_own_claim(&db, "INTERVAL 4 HOUR");
+    let reaped = db.json(&["reap"]);
+    assert_eq!(reaped["requeued"], 1, "{reaped}");
+    assert_eq!(totals(&db, &[])["stale"], 0);
+    let failed = db.value("SELECT id FROM delayed_jobs WHERE failed_at IS NOT NULL");
+    db.json(&["retry", &failed]);
+    assert_eq!(
+        db.int("SELECT count(*) FROM delayed_jobs WHERE failed_at IS NOT NULL"),
+        0
+    );
+}
+
+#[test]
+fn solid_queue_on_mariadb() {
+    solid_queue(&mysql_with(
+        "solid_queue",
+        &["schema_mysql.sql", "rows_mysql.sql"],
+    ));
 }

@@ -96,6 +96,7 @@ const FILES: &[(&str, &str)] = &preset_files![
     "good_job",
     "solid_queue",
     "quartz",
+    "laravel",
 ];
 
 static PRESETS: LazyLock<Vec<Preset>> = LazyLock::new(|| {

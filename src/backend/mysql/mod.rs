@@ -168,6 +168,8 @@ impl MysqlBackend {
         );
         let statement_timeout = options.statement_timeout;
         backend.session(read_only, statement_timeout)?;
+        let layout = crate::backend::auto_layout(&mut backend, options, layout)?;
+        backend.table = QueueTable::planned(&layout, &MYSQL);
         backend.load_table(layout)?;
         if !backend.table_exists && matches!(options.access, Access::Read | Access::Write) {
             return Err(QctlError::MissingTable {
@@ -674,5 +676,47 @@ mod tests {
             "{err}"
         );
         assert!(old.check("SELECT 1").is_ok());
+    }
+}
+
+impl crate::presets::Catalog for MysqlBackend {
+    fn database(&self) -> &'static str {
+        "mysql"
+    }
+
+    /// The tables of the connection's database (MySQL's schema).
+    fn tables(&mut self) -> Result<Vec<(Option<String>, String)>> {
+        let rows = self.query(&Stmt::plain(
+            "SELECT TABLE_NAME FROM information_schema.TABLES \
+             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE'",
+        ))?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| r.into_iter().next().and_then(Value::into_text))
+            .map(|name| (None, name))
+            .collect())
+    }
+
+    fn column_names(&mut self, _schema: Option<&str>, table: &str) -> Result<Vec<String>> {
+        let rows = self.query(&Stmt {
+            sql: "SELECT COLUMN_NAME FROM information_schema.COLUMNS \
+                  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"
+                .into(),
+            binds: vec![Bind::Text(table.to_string())],
+        })?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| r.into_iter().next().and_then(Value::into_text))
+            .collect())
+    }
+
+    fn current_schema(&mut self) -> Option<String> {
+        None
+    }
+
+    fn probe(&mut self, sql: &str) -> Option<String> {
+        self.query(&Stmt::plain(sql))
+            .ok()
+            .and_then(crate::backend::first_text)
     }
 }
