@@ -654,31 +654,6 @@ impl Drop for ReapLock {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn server_versions_and_skip_locked() {
-        let maria = Server::parse("10.11.19-MariaDB-0+deb12u1");
-        assert!(maria.mariadb && maria.version == (10, 11, 19) && maria.skip_locked());
-        let old = Server::parse("5.5.5-10.5.27-MariaDB");
-        assert!(old.mariadb && old.version == (10, 5, 27) && !old.skip_locked());
-        assert!(Server::parse("8.0.1").skip_locked());
-        assert!(!Server::parse("8.0.0-dmr").skip_locked());
-        assert!(!Server::parse("5.7.44-log").skip_locked());
-        let err = old
-            .check("SELECT id FROM jobs LIMIT 1 FOR UPDATE SKIP LOCKED")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("MariaDB 10.6") && err.contains("10.5.27"),
-            "{err}"
-        );
-        assert!(old.check("SELECT 1").is_ok());
-    }
-}
-
 impl crate::presets::Catalog for MysqlBackend {
     fn database(&self) -> &'static str {
         "mysql"
@@ -718,5 +693,30 @@ impl crate::presets::Catalog for MysqlBackend {
         self.query(&Stmt::plain(sql))
             .ok()
             .and_then(crate::backend::first_text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_versions_and_skip_locked() {
+        let maria = Server::parse("10.11.19-MariaDB-0+deb12u1");
+        assert!(maria.mariadb && maria.version == (10, 11, 19) && maria.skip_locked());
+        let old = Server::parse("5.5.5-10.5.27-MariaDB");
+        assert!(old.mariadb && old.version == (10, 5, 27) && !old.skip_locked());
+        assert!(Server::parse("8.0.1").skip_locked());
+        assert!(!Server::parse("8.0.0-dmr").skip_locked());
+        assert!(!Server::parse("5.7.44-log").skip_locked());
+        let err = old
+            .check("SELECT id FROM jobs LIMIT 1 FOR UPDATE SKIP LOCKED")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("MariaDB 10.6") && err.contains("10.5.27"),
+            "{err}"
+        );
+        assert!(old.check("SELECT 1").is_ok());
     }
 }
