@@ -168,7 +168,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -242,7 +242,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -308,7 +308,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -378,7 +378,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -448,7 +448,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -506,7 +506,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -572,7 +572,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -650,7 +650,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -732,7 +732,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -806,7 +806,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -884,7 +884,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -1250,7 +1250,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -1289,7 +1289,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__layouts)
-            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz"
+            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1308,7 +1308,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -1382,7 +1382,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -1444,7 +1444,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -1502,7 +1502,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -1576,7 +1576,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -1650,7 +1650,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -1716,7 +1716,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -1774,7 +1774,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)
@@ -1860,7 +1860,7 @@ _qctl() {
                     return 0
                     ;;
                 --layout)
-                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
                     return 0
                     ;;
                 --table)

@@ -39,7 +39,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_needs_command" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_needs_command" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -94,7 +95,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -126,7 +128,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -165,7 +168,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -203,7 +207,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -248,7 +253,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -280,7 +286,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -315,7 +322,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -349,7 +357,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -385,7 +394,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -420,7 +430,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -458,7 +469,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -498,7 +510,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -539,7 +552,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -576,7 +590,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -609,7 +624,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -646,7 +662,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -685,7 +702,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -717,7 +735,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -749,7 +768,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''
@@ -781,7 +801,8 @@ que\t''
 delayed_job\t''
 good_job\t''
 solid_queue\t''
-quartz\t''"
+quartz\t''
+laravel\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand man" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand man" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
 json\t''

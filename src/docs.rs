@@ -92,3 +92,70 @@ fn man_page_of(command: clap::Command) -> String {
         .expect("rendering into memory cannot fail");
     String::from_utf8(buffer).expect("man pages are UTF-8")
 }
+
+/// `docs/presets.md`: every preset, from the preset files themselves, so
+/// the page says what qctl does.
+pub fn presets_reference() -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from(
+        "# Presets: the queue systems qctl knows\n\n\
+         <!-- Generated from src/presets/*.toml by `QCTL_UPDATE_GENERATED=1 cargo test --test \
+         cli_docs`; do not edit. -->\n\n\
+         With no `--layout` and no layout in `qctl.toml`, qctl looks at the database's catalog \
+         and picks the preset whose table (with the columns and sibling tables listed under \
+         *found by*) is there; `-v` says what it found and why, `doctor`'s `layout` check too. \
+         Several systems in one database: pass `--layout NAME`. No known table: the `default` \
+         layout. `qctl layouts` prints this list; [layouts.md](layouts.md) explains the \
+         language the presets are written in.\n\n\
+         | preset | system | release the preset follows | databases | table |\n|---|---|---|---|---|\n",
+    );
+    let infos = crate::presets::infos();
+    for p in &infos {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | `{}` |",
+            p.name,
+            p.system,
+            p.version,
+            p.databases.join(", "),
+            p.table
+        );
+    }
+    for (p, file) in infos.iter().zip(crate::presets::all()) {
+        let _ = write!(out, "\n## `{}`: {}\n\n{}.\n\n", p.name, p.system, p.about);
+        let mut found = format!(
+            "table `{}` with {}",
+            file.detect.table,
+            file.detect
+                .columns
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if !file.detect.tables.is_empty() {
+            let _ = write!(
+                found,
+                ", beside {}",
+                file.detect
+                    .tables
+                    .iter()
+                    .map(|t| format!("`{t}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        let _ = writeln!(out, "- found by: {found}");
+        if let Some(schema) = &file.schema {
+            let _ = writeln!(out, "- default schema: `{schema}` (any schema is found)");
+        }
+        let _ = writeln!(out, "- runs: {}", p.supports.join(", "));
+        for (command, why) in &p.refuses {
+            let _ = writeln!(out, "- `{command}` is refused: {why}");
+        }
+        for note in &p.notes {
+            let _ = writeln!(out, "- {note}");
+        }
+    }
+    out
+}

@@ -56,7 +56,13 @@ fn version_prints_the_crate_version() {
 #[test]
 fn generated_files_are_up_to_date() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = vec![("docs/cli.md".to_string(), qctl::docs::cli_reference())];
+    let mut files = vec![
+        ("docs/cli.md".to_string(), qctl::docs::cli_reference()),
+        (
+            "docs/presets.md".to_string(),
+            qctl::docs::presets_reference(),
+        ),
+    ];
     for (shell, name) in qctl::docs::COMPLETION_FILES {
         files.push((format!("completions/{name}"), qctl::docs::completion(shell)));
     }
