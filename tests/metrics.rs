@@ -14,31 +14,45 @@ use std::process::{Command, Stdio};
 use common::Sandbox;
 use common::pg::PgDb;
 
-/// promtool: `QCTL_PROMTOOL`, else on PATH, else `target/tools/promtool`
-/// (where `scripts/get-promtool.sh` puts it, as `.ci/run` does). Never
-/// skips: without it the test fails and says how to get it.
+/// promtool: `QCTL_PROMTOOL`, else on PATH, else `target/tools/promtool`,
+/// which `scripts/get-promtool.sh` fetches (from Debian's prometheus
+/// package, unpacked) the first time it is missing, so `cargo test` alone
+/// works on a fresh machine. Never skips: without it the test fails and
+/// says how to get it.
 fn promtool() -> PathBuf {
-    let candidates = [
-        std::env::var_os("QCTL_PROMTOOL").map(PathBuf::from),
-        Some(PathBuf::from("promtool")),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/tools/promtool")),
-    ];
-    for candidate in candidates.into_iter().flatten() {
-        let found = Command::new(&candidate)
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if found {
-            return candidate;
-        }
-    }
-    panic!(
-        "promtool is needed to check the metrics: run `bash scripts/get-promtool.sh` (it unpacks \
-         it from Debian's prometheus package into target/tools), or install it, or set \
-         QCTL_PROMTOOL"
-    );
+    static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let find = || {
+        let candidates = [
+            std::env::var_os("QCTL_PROMTOOL").map(PathBuf::from),
+            Some(PathBuf::from("promtool")),
+            Some(root.join("target/tools/promtool")),
+        ];
+        candidates.into_iter().flatten().find(|candidate| {
+            Command::new(candidate)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+    };
+    let found = FOUND.get_or_init(|| {
+        find().or_else(|| {
+            let _ = Command::new("bash")
+                .arg(root.join("scripts/get-promtool.sh"))
+                .stdout(Stdio::null())
+                .status();
+            find()
+        })
+    });
+    found.clone().unwrap_or_else(|| {
+        panic!(
+            "promtool is needed to check the metrics and `bash scripts/get-promtool.sh` could not \
+             fetch it (it unpacks it from Debian's prometheus package into target/tools): install \
+             it, or set QCTL_PROMTOOL"
+        )
+    })
 }
 
 /// `promtool check metrics`: a parse error or any lint problem fails.
