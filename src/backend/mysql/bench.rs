@@ -61,6 +61,8 @@ fn bench_mode(b: &mut MysqlBackend, request: &BenchRequest, mode: BenchMode) -> 
         access,
         statement_timeout: std::time::Duration::ZERO,
         busy_timeout: std::time::Duration::from_secs(3600),
+        // The scratch table, never whatever `--layout auto` would find.
+        auto: None,
         ..base.clone()
     };
     let _drop = ScratchTable {

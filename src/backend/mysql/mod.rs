@@ -145,7 +145,12 @@ impl MysqlBackend {
                 busy_timeout: options.busy_timeout,
             },
             info,
-            options: options.clone(),
+            // Connections this one opens later (bench's workers, the
+            // reap lock) use the table it settled on.
+            options: ConnectOptions {
+                auto: None,
+                ..options.clone()
+            },
             log: options.sql_log.clone(),
             server: Server::parse(""),
             built: HashMap::new(),
