@@ -694,6 +694,16 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
                 }
             }
         }
+        // Dead letters the system keeps in another table (Laravel's
+        // failed_jobs).
+        if let Some(sql) = b.table().layout.failed_counts.clone() {
+            for row in b.query(&Stmt::plain(sql))? {
+                let mut row = row.into_iter();
+                let queue = row.next().and_then(Value::into_text);
+                let n = row.next().and_then(|v| v.as_i64()).unwrap_or(0);
+                entry(&mut by_queue, queue, &blank).failed += n;
+            }
+        }
         // Values no state claims: found with a loose index scan, then
         // counted one by one, so nothing stored is ever dropped silently.
         // Told by predicates, the rows none matches are counted at once.

@@ -516,6 +516,9 @@ pub struct Layout {
     /// the SQL naming a row, so `blocked` says which lock a session waits
     /// for.
     pub semaphore: Option<Semaphore>,
+    /// A query counting dead letters the system keeps in another table
+    /// (Laravel's `failed_jobs`), per queue: `SELECT queue, count(*) ...`.
+    pub failed_counts: Option<String>,
 }
 
 /// A table whose rows are locks (`SELECT ... FOR UPDATE` semaphores).
@@ -591,6 +594,7 @@ impl Layout {
                 detected: None,
                 steps: Default::default(),
                 semaphore: None,
+                failed_counts: None,
             }),
             "app-job-queue" => Ok(Layout {
                 preset: name.into(),
@@ -636,6 +640,7 @@ impl Layout {
                 detected: None,
                 steps: Default::default(),
                 semaphore: None,
+                failed_counts: None,
             }),
             other => Err(QctlError::usage(format!(
                 "unknown layout preset '{other}'; the presets are: {}",
@@ -846,6 +851,9 @@ impl Layout {
             }
             self.steps.insert(kind.clone(), statements.clone());
         }
+        if let Some(sql) = &overrides.failed_counts {
+            self.failed_counts = Some(checked_sql(sql, "failed_counts")?.to_string());
+        }
         if let Some(semaphore) = &overrides.semaphore {
             TableName::parse(&semaphore.table)?;
             checked_sql(&semaphore.key, "semaphore key")?;
@@ -988,6 +996,9 @@ pub struct LayoutOverrides {
     pub steps: std::collections::BTreeMap<String, Vec<String>>,
     /// The queue system's lock-row table, for `blocked`.
     pub semaphore: Option<Semaphore>,
+    /// Dead letters kept in another table, counted per queue:
+    /// `"SELECT queue, count(*) FROM failed_jobs GROUP BY queue"`.
+    pub failed_counts: Option<String>,
 }
 
 impl LayoutOverrides {
@@ -1011,6 +1022,7 @@ impl LayoutOverrides {
             stale_after,
             steps,
             semaphore,
+            failed_counts,
         } = self;
         let StatusOverrides {
             pending,
@@ -1047,6 +1059,7 @@ impl LayoutOverrides {
             && stale_after.is_none()
             && steps.is_empty()
             && semaphore.is_none()
+            && failed_counts.is_none()
     }
 }
 

@@ -1184,6 +1184,11 @@ fn laravel_on_mariadb() {
         running,
         db.int("SELECT count(*) FROM jobs WHERE reserved_at IS NOT NULL")
     );
+    assert_eq!(
+        total["failed"],
+        db.int("SELECT count(*) FROM failed_jobs"),
+        "failed_jobs counted: {total}"
+    );
     let stale = db.int("SELECT count(*) FROM jobs WHERE reserved_at <= UNIX_TIMESTAMP() - 90");
     assert_eq!(total["stale"], stale, "{total}");
     assert!(stale >= 1, "the fixture has a reservation past retry_after");
