@@ -280,6 +280,13 @@ pub fn open(
     }
 }
 
+/// The first value of each row of a catalog query, as text.
+pub(crate) fn first_texts(rows: Vec<Row>) -> Vec<String> {
+    rows.into_iter()
+        .filter_map(|r| r.into_iter().next().and_then(Value::into_text))
+        .collect()
+}
+
 /// The first value of a catalog query's first row, as text.
 pub(crate) fn first_text(rows: Vec<Row>) -> Option<String> {
     rows.into_iter()

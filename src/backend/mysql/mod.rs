@@ -670,9 +670,8 @@ impl crate::presets::Catalog for MysqlBackend {
             "SELECT TABLE_NAME FROM information_schema.TABLES \
              WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE'",
         ))?;
-        Ok(rows
+        Ok(crate::backend::first_texts(rows)
             .into_iter()
-            .filter_map(|r| r.into_iter().next().and_then(Value::into_text))
             .map(|name| (None, name))
             .collect())
     }
@@ -684,10 +683,7 @@ impl crate::presets::Catalog for MysqlBackend {
                 .into(),
             binds: vec![Bind::Text(table.to_string())],
         })?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|r| r.into_iter().next().and_then(Value::into_text))
-            .collect())
+        Ok(crate::backend::first_texts(rows))
     }
 
     fn current_schema(&mut self) -> Option<String> {

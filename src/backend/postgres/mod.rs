@@ -741,10 +741,7 @@ impl crate::presets::Catalog for PostgresBackend {
                 Bind::Text(table.to_string()),
             ],
         })?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|r| r.into_iter().next().and_then(Value::into_text))
-            .collect())
+        Ok(crate::backend::first_texts(rows))
     }
 
     fn current_schema(&mut self) -> Option<String> {

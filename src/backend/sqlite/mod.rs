@@ -631,9 +631,8 @@ impl crate::presets::Catalog for SqliteBackend {
         let rows = self.query(&Stmt::plain(
             "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
         ))?;
-        Ok(rows
+        Ok(crate::backend::first_texts(rows)
             .into_iter()
-            .filter_map(|r| r.into_iter().next().and_then(Value::into_text))
             .map(|name| (None, name))
             .collect())
     }
@@ -643,10 +642,7 @@ impl crate::presets::Catalog for SqliteBackend {
             sql: "SELECT name FROM pragma_table_xinfo(?1)".into(),
             binds: vec![Bind::Text(table.to_string())],
         })?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|r| r.into_iter().next().and_then(Value::into_text))
-            .collect())
+        Ok(crate::backend::first_texts(rows))
     }
 
     fn current_schema(&mut self) -> Option<String> {
