@@ -1248,3 +1248,50 @@ fn solid_queue_on_mariadb() {
         &["schema_mysql.sql", "rows_mysql.sql"],
     ));
 }
+
+#[test]
+fn quartz_on_mariadb() {
+    let db = mysql_with("quartz", &["schema_mysql.sql", "rows_mysql.sql"]);
+    assert_detected(&db, "quartz");
+    assert_counts(
+        &totals(&db, &[]),
+        &[
+            ("pending", 2),
+            ("ready", 1),
+            ("running", 3),
+            ("stale", 1),
+            ("done", 1),
+            ("failed", 1),
+            ("cancelled", 1),
+            ("other", 0),
+        ],
+    );
+    let hourly = db.json(&["show", "QuartzScheduler:mail.t-hourly"]);
+    assert_eq!(hourly["locked_by"], "web-21764470000000", "{hourly}");
+    assert_eq!(hourly["payload"]["job"], "mail.sendEmail");
+    assert_explains_own_claim(&db, "MISFIRE_INSTR");
+    let dry = db.json(&["reap", "--dry-run"]);
+    assert_eq!(dry["requeued"], 1, "{dry}");
+    assert_eq!(
+        db.int("SELECT count(*) FROM QRTZ_FIRED_TRIGGERS"),
+        3,
+        "dry run"
+    );
+    let reaped = db.json(&["reap"]);
+    assert_eq!(reaped["jobs"], dry["jobs"]);
+    assert_eq!(
+        db.int(
+            "SELECT count(*) FROM QRTZ_SCHEDULER_STATE WHERE INSTANCE_NAME = 'web-21764470000000'"
+        ),
+        0
+    );
+    assert_eq!(
+        db.int("SELECT count(*) FROM QRTZ_TRIGGERS t JOIN QRTZ_SIMPLE_TRIGGERS s USING (SCHED_NAME, TRIGGER_NAME, TRIGGER_GROUP) WHERE t.TRIGGER_GROUP = 'RECOVERING_JOBS'"),
+        1
+    );
+    db.json(&["retry", "QuartzScheduler:misc.t-broken"]);
+    assert_eq!(
+        db.value("SELECT TRIGGER_STATE FROM QRTZ_TRIGGERS WHERE TRIGGER_NAME = 't-broken'"),
+        "WAITING"
+    );
+}
