@@ -830,7 +830,8 @@ impl Layout {
             let list = self.writes.entry(*transition).or_default();
             for (column, value) in writes {
                 let column = Ident::new(column, "column")?;
-                list.retain(|(c, _)| *c != column);
+                // Column names compare as the databases do: without case.
+                list.retain(|(c, _)| !c.as_str().eq_ignore_ascii_case(column.as_str()));
                 list.push((column, Assign::parse(value)?));
             }
         }

@@ -177,7 +177,18 @@ fn run(cli: Cli) -> Result<u8> {
         None => config.layout.describes_only_table(),
     };
     let mut layout = match preset {
-        Some(name) if name != "auto" => presets::layout(name, target.backend_name())?,
+        Some(name) if name != "auto" => {
+            // A table in another schema takes the system's other tables
+            // (its workers, its executions) from there too.
+            let schema = global
+                .table
+                .as_deref()
+                .or(config.layout.table.as_deref())
+                .map(layout::TableName::parse)
+                .transpose()?
+                .and_then(|t| t.schema.map(|s| s.to_string()));
+            presets::layout(name, target.backend_name(), schema.as_deref())?
+        }
         _ => Layout::preset("default")?,
     };
     layout.apply_overrides(&config.layout)?;
@@ -202,15 +213,15 @@ fn run(cli: Cli) -> Result<u8> {
         auto,
     };
     if ctx.out.verbose {
+        let layout = if ctx.auto.is_some() {
+            // The table is known once the catalog is read ("layout auto:").
+            "layout auto".to_string()
+        } else {
+            format!("layout {}, table {}", ctx.layout.preset, ctx.layout.table)
+        };
         ctx.out.note(&format!(
-            "qctl: database {} (layout {}, table {})",
-            ctx.target.display(),
-            if ctx.auto.is_some() {
-                "auto"
-            } else {
-                &ctx.layout.preset
-            },
-            ctx.layout.table
+            "qctl: database {} ({layout})",
+            ctx.target.display()
         ));
     }
     match cli.command {

@@ -641,6 +641,16 @@ fn procrastinate() {
         db.int("SELECT worker_id FROM procrastinate_jobs WHERE id = 9"),
         2
     );
+    // A stalled job whose abort was requested is failed, as
+    // procrastinate_retry_job_v2 does (todo would break its CHECK).
+    db.exec(
+        "UPDATE procrastinate_jobs SET status = 'doing', worker_id = NULL, abort_requested = true WHERE id = 9",
+    );
+    db.json(&["reap"]);
+    assert_eq!(
+        db.int("SELECT count(*) FROM procrastinate_jobs WHERE id = 9 AND status = 'failed' AND attempts = 1"),
+        1
+    );
     // procrastinate_retry_job_v2 on a failed job.
     db.json(&["retry", "5"]);
     assert_eq!(
@@ -927,16 +937,53 @@ fn solid_queue(db: &dyn Fixture) {
         0
     );
     assert_eq!(db.json(&["show", "7"])["status"], "pending");
+    // A job under a concurrency limit goes back blocked, and Solid Queue
+    // releases it when its semaphore allows.
+    db.exec("UPDATE solid_queue_jobs SET concurrency_key = 'SendEmailJob/8' WHERE id = 8");
     let all = db.json(&["retry", "--all", "--batch-size", "2"]);
     assert_eq!(all["retried"], 3, "{all}");
     assert_eq!(
         db.int("SELECT count(*) FROM solid_queue_failed_executions"),
         0
     );
-    assert_eq!(totals(db, &[])["ready"], 5);
+    assert_eq!(
+        db.int("SELECT count(*) FROM solid_queue_blocked_executions WHERE job_id = 8"),
+        1
+    );
+    assert_eq!(totals(db, &[])["ready"], 4);
     // clear_finished_in_batches.
     let purged = db.json(&["purge", "--older-than", "1s", "--yes"]);
     assert_eq!(purged["purged"], 1, "{purged}");
+}
+
+/// `--layout X --table schema.t` takes the system's other tables from
+/// that schema too.
+#[test]
+fn a_preset_with_a_table_in_another_schema_uses_that_schema_throughout() {
+    let db = pg_with("solid_queue", &["schema.sql", "rows.sql"]);
+    db.exec("CREATE SCHEMA s2");
+    db.exec(&fixture("solid_queue", "schema.sql").replace("public.", "s2."));
+    db.exec(&format!(
+        "SET search_path = s2; {} ; UPDATE solid_queue_processes SET last_heartbeat_at = timezone('UTC', now())",
+        fixture("solid_queue", "rows.sql")
+    ));
+    db.exec("DELETE FROM s2.solid_queue_claimed_executions WHERE process_id = 99");
+    let args = ["--layout", "solid_queue", "--table", "s2.solid_queue_jobs"];
+    let mut reap = args.to_vec();
+    reap.push("reap");
+    assert_eq!(
+        db.json(&reap)["dead_lettered"],
+        0,
+        "s2's processes are alive"
+    );
+    assert_eq!(
+        db.int("SELECT count(*) FROM public.solid_queue_claimed_executions"),
+        3
+    );
+    assert_eq!(
+        db.int("SELECT count(*) FROM s2.solid_queue_claimed_executions"),
+        2
+    );
 }
 
 #[test]
@@ -1058,6 +1105,12 @@ fn quartz() {
     );
     holder.batch_execute("COMMIT").unwrap();
     waiter.join().unwrap();
+
+    // A scheduler that is not clustered never checks in: its firings are
+    // never stale (it recovers them itself when it starts).
+    db.exec("DELETE FROM qrtz_scheduler_state");
+    assert_eq!(totals(&db, &[])["stale"], 0);
+    assert_eq!(db.json(&["reap", "--dry-run"])["requeued"], 0);
 }
 
 // ----- --layout auto and qctl layouts -----------------------------------------
@@ -1096,6 +1149,47 @@ fn auto_detection_says_why_and_asks_when_several_systems_share_a_database() {
         0
     );
     assert_eq!(db.value("SELECT count(*) FROM river_job"), before);
+}
+
+/// Names from the catalog never reach SQL unless they are plain
+/// identifiers: a schema named like an expression is not a candidate.
+#[test]
+fn catalog_names_that_are_not_identifiers_are_never_candidates() {
+    let db = pg_with("river", &["schema.sql", "rows.sql"]);
+    db.exec(
+        "CREATE SEQUENCE probe_seq;
+         CREATE SCHEMA \"(select nextval('public.probe_seq'))x\";
+         CREATE TABLE \"(select nextval('public.probe_seq'))x\".river_job (LIKE public.river_job);
+         CREATE TABLE \"(select nextval('public.probe_seq'))x\".river_migration (LIKE public.river_migration);",
+    );
+    let stats = db.json(&["stats"]);
+    assert_eq!(stats["table"], "river_job", "{stats}");
+    assert_eq!(db.value("SELECT count(*) FROM pg_sequences WHERE sequencename = 'probe_seq' AND last_value IS NOT NULL"), "0");
+}
+
+/// qctl's own table where unqualified names go is never passed over for
+/// another system's table elsewhere: qctl asks which.
+#[test]
+fn the_search_path_table_is_never_passed_over_silently() {
+    let db = PgDb::new();
+    db.exec("CREATE SCHEMA river");
+    db.exec(&fixture("river", "schema.sql").replace("public.", "river."));
+    // qctl's table, without one of the columns the default preset is
+    // recognised by.
+    db.exec(
+        "CREATE TABLE jobs (id bigserial PRIMARY KEY, queue text NOT NULL DEFAULT 'default', status text NOT NULL,
+           payload jsonb NOT NULL, attempts int NOT NULL DEFAULT 0, max_attempts int NOT NULL DEFAULT 3,
+           run_at timestamptz NOT NULL DEFAULT now(), locked_at timestamptz, locked_by text,
+           created_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now())",
+    );
+    let run = db.run(&["purge", "--older-than", "1d", "--dry-run"]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stderr.contains("jobs (the default layout)")
+            && run.stderr.contains("river.river_job (river)"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -1186,7 +1280,7 @@ fn laravel_on_mariadb() {
     );
     assert_eq!(
         total["failed"],
-        db.int("SELECT count(*) FROM failed_jobs"),
+        db.int("SELECT count(*) FROM failed_jobs WHERE connection = 'database'"),
         "failed_jobs counted: {total}"
     );
     let stale = db.int("SELECT count(*) FROM jobs WHERE reserved_at <= UNIX_TIMESTAMP() - 90");
@@ -1219,6 +1313,15 @@ fn laravel_on_mariadb() {
     );
     let again = db.run(&["retry", &failed]);
     again.assert_error("no dead letter");
+    // A job that failed on another connection (redis) is left to
+    // queue:retry, which pushes it back there.
+    db.exec(
+        "INSERT INTO failed_jobs (uuid, connection, queue, payload, exception) \
+         VALUES ('r-1', 'redis', 'default', '{}', 'boom')",
+    );
+    let redis = db.value("SELECT id FROM failed_jobs WHERE connection = 'redis'");
+    db.run(&["retry", &redis]).assert_error("no dead letter");
+    assert_eq!(db.int("SELECT count(*) FROM failed_jobs"), 1);
 }
 
 #[test]

@@ -67,7 +67,7 @@ pub fn run(ctx: &Ctx, args: &PurgeArgs) -> Result<u8> {
             thousands(count as i64),
             status.name(),
             rfc3339(&request.cutoff),
-            ctx.layout.table,
+            backend.table().layout.table,
             ctx.target.display()
         );
         if !confirm(&question)? {

@@ -55,9 +55,22 @@ impl Detection {
     }
 }
 
-/// Finds the queue system of this database; `None` when no preset's table
-/// is here. Several systems at once is an error that asks for `--layout`.
-pub fn detect(cat: &mut dyn Catalog, spec: &AutoSpec) -> Result<Option<Detection>> {
+/// A table qctl can name safely: identifiers of letters, digits and `_`,
+/// and a schema a preset's SQL can carry unquoted (lowercase). Anything
+/// else is never a candidate, so no catalog name ever reaches SQL.
+fn usable(schema: Option<&str>, name: &str) -> bool {
+    let ident = |s: &str| crate::layout::Ident::new(s, "table").is_ok();
+    ident(name)
+        && schema.is_none_or(|s| {
+            ident(s)
+                && s.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        })
+}
+
+/// Finds the queue systems of this database: every table a preset
+/// recognises, the most specific preset for each.
+pub fn detect(cat: &mut dyn Catalog, spec: &AutoSpec) -> Result<Vec<Detection>> {
     let database = cat.database();
     let wanted = spec.table.as_deref().map(TableName::parse).transpose()?;
     let tables = cat.tables()?;
@@ -68,7 +81,8 @@ pub fn detect(cat: &mut dyn Catalog, spec: &AutoSpec) -> Result<Option<Detection
         .filter(|p| p.databases.iter().any(|d| d == database))
     {
         for (schema, name) in &tables {
-            if !name.eq_ignore_ascii_case(&preset.detect.table) {
+            if !name.eq_ignore_ascii_case(&preset.detect.table) || !usable(schema.as_deref(), name)
+            {
                 continue;
             }
             if let Some(wanted) = &wanted {
@@ -135,26 +149,56 @@ pub fn detect(cat: &mut dyn Catalog, spec: &AutoSpec) -> Result<Option<Detection
             chosen.push(detection);
         }
     }
-    match chosen.len() {
-        0 => Ok(None),
-        1 => Ok(chosen.pop()),
-        _ => Err(QctlError::usage(format!(
-            "this database holds several queue tables: {} — pass --layout NAME (and --table if \
-             one system is installed twice)",
-            chosen
-                .iter()
-                .map(|d| format!("{} ({})", d.table, d.preset.name))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
-    }
+    Ok(chosen)
+}
+
+/// Several queue tables: qctl asks which.
+fn ambiguous(tables: Vec<String>) -> anyhow::Error {
+    QctlError::usage(format!(
+        "this database holds several queue tables: {} — pass --layout NAME (and --table if one \
+         system is installed twice)",
+        tables.join(", ")
+    ))
 }
 
 /// The layout `--layout auto` settles on: the detected preset's, or
 /// `fallback` (the default layout with the config file applied) when no
 /// known table is here; then the config file and `--table` on top.
 pub fn choose(cat: &mut dyn Catalog, spec: &AutoSpec, fallback: Layout) -> Result<Layout> {
-    let Some(found) = detect(cat, spec)? else {
+    let mut found = detect(cat, spec)?;
+    // The fallback's own table (qctl's `jobs`, or the one named) when it
+    // is where unqualified names go and no preset recognised it: a
+    // candidate too, so another system's table elsewhere never wins
+    // silently over it.
+    let fallback_here = fallback.table.schema.is_none()
+        && !found
+            .iter()
+            .any(|d| d.table.schema.is_none() && d.table.name == fallback.table.name)
+        && cat.tables()?.iter().any(|(s, n)| {
+            (s.is_none() || *s == cat.current_schema())
+                && n.eq_ignore_ascii_case(fallback.table.name.as_str())
+        });
+    if fallback_here && !found.is_empty() {
+        let mut tables = vec![format!(
+            "{} (the {} layout)",
+            fallback.table, fallback.preset
+        )];
+        tables.extend(
+            found
+                .iter()
+                .map(|d| format!("{} ({})", d.table, d.preset.name)),
+        );
+        return Err(ambiguous(tables));
+    }
+    if found.len() > 1 {
+        return Err(ambiguous(
+            found
+                .iter()
+                .map(|d| format!("{} ({})", d.table, d.preset.name))
+                .collect(),
+        ));
+    }
+    let Some(found) = found.pop() else {
         let mut layout = fallback;
         layout.detected = Some(format!(
             "no known queue system's table here: the {} layout, table {}",

@@ -182,10 +182,14 @@ impl Preset {
     }
 }
 
-/// The layout a preset name stands for, on a database.
-pub fn layout(name: &str, database: &str) -> Result<Layout> {
+/// The layout a preset name stands for, on a database, with the system's
+/// tables in `schema` (where `--table` puts them), else their default.
+pub fn layout(name: &str, database: &str, schema: Option<&str>) -> Result<Layout> {
     match find(name) {
-        Some(preset) => preset.layout(database),
+        Some(preset) => match schema {
+            Some(schema) => preset.layout_in(database, Some(schema)),
+            None => preset.layout(database),
+        },
         None => Err(QctlError::usage(format!(
             "unknown layout preset '{name}'; the presets are: auto, {}",
             names().join(", ")

@@ -770,7 +770,14 @@ impl<'t> QueueSql<'t> {
     /// What dead-lettering writes: failed, finished now, the lease gone;
     /// the last worker is kept for the post-mortem.
     fn dead_letter_sets(&self, b: &mut Binds) -> Result<Vec<Set>> {
-        let mut sets: Vec<Set> = self.status_set(Status::Failed)?.into_iter().collect();
+        self.dead_letter_sets_with(None, b)
+    }
+
+    /// Dead-lettering, with a write of the caller's (reap's note) that
+    /// the layout's own writes may replace or drop.
+    fn dead_letter_sets_with(&self, extra: Option<Set>, b: &mut Binds) -> Result<Vec<Set>> {
+        let mut sets: Vec<Set> = extra.into_iter().collect();
+        sets.extend(self.status_set(Status::Failed)?);
         sets.extend(self.now_set(Concept::FinishedAt, b));
         sets.extend(self.clear(Concept::LockedUntil));
         sets.extend(self.now_set(Concept::UpdatedAt, b));
@@ -806,9 +813,12 @@ impl<'t> QueueSql<'t> {
         Ok(self.with_writes(Transition::RetryLater, sets, b))
     }
 
-    /// What reap writes to a stale job with attempts left.
-    fn requeue_sets(&self, b: &mut Binds) -> Result<Vec<Set>> {
-        let mut sets = self.pending_again(self.status_set(Status::Pending)?.into_iter().collect());
+    /// What reap writes to a stale job with attempts left (with the
+    /// caller's note, which the layout's writes may replace or drop).
+    fn requeue_sets(&self, extra: Option<Set>, b: &mut Binds) -> Result<Vec<Set>> {
+        let mut first: Vec<Set> = extra.into_iter().collect();
+        first.extend(self.status_set(Status::Pending)?);
+        let mut sets = self.pending_again(first);
         sets.extend(self.now_set(Concept::UpdatedAt, b));
         Ok(self.with_writes(Transition::Requeue, sets, b))
     }
@@ -988,18 +998,18 @@ impl<'t> QueueSql<'t> {
     /// it), one without is dead-lettered (failed; its last worker kept for
     /// the post-mortem). The last error says which and why.
     fn reap_sets(&self, rule: StaleRule, b: &mut Binds) -> Result<Vec<Set>> {
-        let mut sets = Vec::new();
-        if let Some(last_error) = self.t.writable(Concept::LastError) {
-            sets.push(set(last_error, self.reap_note(rule, b)));
-        }
-        let dead = self.dead_letter_sets(b)?;
-        let requeue = self.requeue_sets(b)?;
-        sets.extend(self.either(&self.exhausted(), dead, requeue));
-        Ok(sets)
+        // The note goes with each branch's writes, so a layout that keeps
+        // its system's own error text (`last_error = "keep"`) keeps it.
+        let column = self.t.writable(Concept::LastError);
+        let (dead_note, requeue_note) = self.reap_notes(rule, b);
+        let dead = self.dead_letter_sets_with(column.clone().map(|c| set(c, dead_note)), b)?;
+        let requeue = self.requeue_sets(column.map(|c| set(c, requeue_note)), b)?;
+        Ok(self.either(&self.exhausted(), dead, requeue))
     }
 
-    /// The last error reap records: what it did, why, and which worker.
-    fn reap_note(&self, rule: StaleRule, b: &mut Binds) -> String {
+    /// The last error reap records, for a dead letter and for a requeue:
+    /// what it did, why, and which worker.
+    fn reap_notes(&self, rule: StaleRule, b: &mut Binds) -> (String, String) {
         let why = match rule {
             StaleRule::Lease => "lease expired".to_string(),
             StaleRule::LockAge(timeout) => format!(
@@ -1030,10 +1040,7 @@ impl<'t> QueueSql<'t> {
             // Without attempts nothing is ever dead-lettered.
             _ => "NULL".into(),
         };
-        format!(
-            "CASE WHEN {} THEN {dead} ELSE {requeue} END",
-            self.exhausted()
-        )
+        (dead, requeue)
     }
 
     fn reap_filter(&self, request: &ReapRequest, b: &mut Binds) -> Result<String> {
