@@ -81,14 +81,22 @@ impl Ctx {
             },
         )
         .map_err(|err| {
-            let missing = err
-                .downcast_ref::<error::QctlError>()
-                .is_some_and(|e| matches!(e, error::QctlError::MissingTable { .. }));
-            if missing && self.auto.is_some() {
+            let Some(error::QctlError::MissingTable { table, url }) =
+                err.downcast_ref::<error::QctlError>()
+            else {
+                return err;
+            };
+            if self.auto.is_some() {
                 err.context(
                     "no known queue system's table is here either (`qctl layouts` lists the ones \
                      --layout auto looks for)",
                 )
+            } else if let Some(system) = &self.layout.system {
+                // `init` makes qctl's table, never a queue system's.
+                error::QctlError::usage(format!(
+                    "table {table} does not exist in {url} — {system}'s own installer or \
+                     migrations create it; pass --table (schema.table) if it is elsewhere"
+                ))
             } else {
                 err
             }
