@@ -1256,6 +1256,12 @@ fn layouts_lists_every_preset_and_what_it_refuses() {
     assert!(river.stdout.contains("JobRescuer"), "{}", river.stdout);
     s.run_raw(&["layouts", "nope"])
         .assert_error("invalid value 'nope'");
+    // A preset's table that is not there: the system makes it, not init.
+    s.run(&["init"]).assert_ok();
+    let before = s.snapshot();
+    s.run(&["--layout", "river", "reap"])
+        .assert_error("River's own installer or migrations create it");
+    assert_eq!(s.snapshot(), before);
 }
 
 // ----- MySQL / MariaDB ---------------------------------------------------------
