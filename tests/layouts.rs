@@ -212,37 +212,6 @@ fn a_table_in_another_schema() {
     assert_eq!(db.count_in("work.jobs", "status = 'running'"), 1);
 }
 
-/// A table without a worker column: the read-only commands work, claim
-/// says what is missing and changes nothing.
-#[test]
-fn a_table_without_a_worker_column() {
-    let s = Sandbox::new();
-    s.exec(
-        "CREATE TABLE jobs (id INTEGER PRIMARY KEY, queue TEXT NOT NULL, status TEXT NOT NULL,
-           payload TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, max_attempts INTEGER NOT NULL DEFAULT 3,
-           run_at INTEGER NOT NULL, locked_until INTEGER, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
-         INSERT INTO jobs (queue, status, payload, run_at, created_at, updated_at)
-           VALUES ('default', 'pending', '{}', unixepoch(), unixepoch(), unixepoch());",
-    );
-    std::fs::write(
-        s.path("qctl.toml"),
-        "[layout]\nwithout = [\"locked_by\", \"locked_at\", \"last_error\"]\n",
-    )
-    .unwrap();
-    for args in [
-        &["doctor"][..],
-        &["explain-claim", "--query", "all"],
-        &["stats"],
-        &["list"],
-    ] {
-        let run = s.run(args);
-        assert!(run.code == 0 || run.code == 1, "{args:?}: {}", run.stderr);
-    }
-    let before = s.snapshot();
-    s.run(&["claim", "--worker", "w"]).assert_error("locked_by");
-    assert_eq!(s.snapshot(), before);
-}
-
 /// A NOT NULL lease column gets a sentinel, as the layout says, and a
 /// NULL due time is due now.
 #[test]

@@ -421,6 +421,42 @@ fn app_layout_without_a_lease(db: &dyn Db) {
     assert_eq!(stats["queues"][0]["queue"], Value::Null);
 }
 
+/// A layout's claim order with a priority column: `init` makes the
+/// column and the claim takes the highest priority first.
+fn claim_order_follows_the_layout(db: &dyn Db) {
+    db.config(
+        "[layout]\norder = [\"priority DESC\", \"run_at\", \"id\"]\n[layout.columns]\npriority = \"priority\"\n",
+    );
+    db.run(&["init"]).assert_ok();
+    for payload in ["1", "2", "3"] {
+        db.run(&["enqueue", "--payload", payload]).assert_ok();
+    }
+    db.sql("UPDATE jobs SET priority = 9 WHERE id = 2");
+    assert_eq!(json(db, &["claim", "--worker", "w"])["id"], 2);
+    assert_eq!(json(db, &["claim", "--worker", "w"])["id"], 1);
+}
+
+/// A table without a worker column: the read-only commands work, claim
+/// says what is missing and changes nothing.
+fn a_table_without_a_worker_column(db: &dyn Db) {
+    db.config("[layout]\nwithout = [\"locked_by\", \"locked_at\", \"last_error\"]\n");
+    db.run(&["init"]).assert_ok();
+    db.run(&["enqueue", "--payload", "1"]).assert_ok();
+    for args in [
+        &["doctor"][..],
+        &["explain-claim", "--query", "all"],
+        &["stats"],
+        &["list"],
+    ] {
+        let run = db.run(args);
+        assert!(run.code == 0 || run.code == 1, "{args:?}: {}", run.stderr);
+    }
+    let before = db.snapshot();
+    db.run(&["claim", "--worker", "w"])
+        .assert_error("locked_by");
+    assert_eq!(db.snapshot(), before);
+}
+
 /// Issue 8's attack: retry used to reset the attempts a late worker was
 /// fenced by, so a stale holder of the same name finished a job a new
 /// claim held.
@@ -600,6 +636,8 @@ macro_rules! on_every_backend {
 }
 
 on_every_backend!(
+    claim_order_follows_the_layout,
+    a_table_without_a_worker_column,
     lifecycle,
     reap_row_by_row,
     purge_in_batches,

@@ -179,6 +179,30 @@ fn assert_explains_own_claim(db: &dyn Fixture, marker: &str) {
     );
 }
 
+/// `blocked`'s report while one session holds `hold` open in a
+/// transaction and another waits on `wait`; both end before it returns.
+fn blocked_while(db: &PgDb, hold: &str, wait: &str) -> Value {
+    let mut holder = db.client();
+    holder.batch_execute(&format!("BEGIN; {hold}")).unwrap();
+    let (url, wait) = (db.url.clone(), wait.to_string());
+    let waiter = std::thread::spawn(move || {
+        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        c.batch_execute(&format!("SET lock_timeout = '20s'; BEGIN; {wait}; COMMIT"))
+            .unwrap();
+    });
+    let mut report = Value::Null;
+    for _ in 0..50 {
+        report = db.json(&["blocked"]);
+        if report["sessions"].as_array().is_some_and(|s| !s.is_empty()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    holder.batch_execute("COMMIT").unwrap();
+    waiter.join().unwrap();
+    report
+}
+
 // ----- River ---------------------------------------------------------------
 
 fn river(db: &dyn Fixture, postgres: bool) {
@@ -488,28 +512,11 @@ fn pg_boss() {
     );
 
     // blocked names a job held on a partition.
-    let mut holder = db.client();
-    holder
-        .batch_execute(&format!(
-            "BEGIN; UPDATE pgboss.job SET priority = 1 WHERE id = '{PGBOSS_REPORT}'"
-        ))
-        .unwrap();
-    let url = db.url.clone();
-    let waiter = std::thread::spawn(move || {
-        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-        c.batch_execute(&format!(
-            "SET lock_timeout = '20s'; UPDATE pgboss.job SET priority = 2 WHERE id = '{PGBOSS_REPORT}'"
-        ))
-        .unwrap();
-    });
-    let mut report = Value::Null;
-    for _ in 0..50 {
-        report = db.json(&["blocked"]);
-        if report["sessions"].as_array().is_some_and(|s| !s.is_empty()) {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    let report = blocked_while(
+        &db,
+        &format!("UPDATE pgboss.job SET priority = 1 WHERE id = '{PGBOSS_REPORT}'"),
+        &format!("UPDATE pgboss.job SET priority = 2 WHERE id = '{PGBOSS_REPORT}'"),
+    );
     assert_eq!(
         report["sessions"][0]["waiting_for_jobs"][0], PGBOSS_REPORT,
         "{report}"
@@ -518,8 +525,6 @@ fn pg_boss() {
         report["blockers"][0]["holds_jobs"][0], PGBOSS_REPORT,
         "{report}"
     );
-    holder.batch_execute("COMMIT").unwrap();
-    waiter.join().unwrap();
 }
 
 // ----- Graphile Worker -------------------------------------------------------
@@ -1073,28 +1078,8 @@ fn quartz() {
     );
 
     // QRTZ_LOCKS: a scheduler holds TRIGGER_ACCESS, another waits.
-    let mut holder = db.client();
-    holder
-        .batch_execute(
-            "BEGIN; SELECT * FROM qrtz_locks WHERE lock_name = 'TRIGGER_ACCESS' FOR UPDATE",
-        )
-        .unwrap();
-    let url = db.url.clone();
-    let waiter = std::thread::spawn(move || {
-        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-        c.batch_execute(
-            "SET lock_timeout = '20s'; BEGIN; SELECT * FROM qrtz_locks WHERE lock_name = 'TRIGGER_ACCESS' FOR UPDATE; COMMIT",
-        )
-        .unwrap();
-    });
-    let mut report = Value::Null;
-    for _ in 0..50 {
-        report = db.json(&["blocked"]);
-        if report["sessions"].as_array().is_some_and(|s| !s.is_empty()) {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    let lock = "SELECT * FROM qrtz_locks WHERE lock_name = 'TRIGGER_ACCESS' FOR UPDATE";
+    let report = blocked_while(&db, lock, lock);
     assert_eq!(
         report["sessions"][0]["waiting_for_locks"][0], "TRIGGER_ACCESS",
         "{report}"
@@ -1103,8 +1088,6 @@ fn quartz() {
         report["blockers"][0]["holds_locks"][0], "TRIGGER_ACCESS",
         "{report}"
     );
-    holder.batch_execute("COMMIT").unwrap();
-    waiter.join().unwrap();
 
     // A scheduler that is not clustered never checks in: its firings are
     // never stale (it recovers them itself when it starts).

@@ -70,17 +70,20 @@ fn usable(schema: Option<&str>, name: &str) -> bool {
 
 /// Finds the queue systems of this database: every table a preset
 /// recognises, the most specific preset for each.
-pub fn detect(cat: &mut dyn Catalog, spec: &AutoSpec) -> Result<Vec<Detection>> {
+fn detect(
+    cat: &mut dyn Catalog,
+    spec: &AutoSpec,
+    tables: &[(Option<String>, String)],
+    current: Option<&String>,
+) -> Result<Vec<Detection>> {
     let database = cat.database();
     let wanted = spec.table.as_deref().map(TableName::parse).transpose()?;
-    let tables = cat.tables()?;
-    let current = cat.current_schema();
     let mut found: Vec<(Detection, usize)> = Vec::new();
     for preset in all()
         .iter()
         .filter(|p| p.databases.iter().any(|d| d == database))
     {
-        for (schema, name) in &tables {
+        for (schema, name) in tables {
             if !name.eq_ignore_ascii_case(&preset.detect.table) || !usable(schema.as_deref(), name)
             {
                 continue;
@@ -109,7 +112,7 @@ pub fn detect(cat: &mut dyn Catalog, spec: &AutoSpec) -> Result<Vec<Detection>> 
                 continue;
             }
             let qualified = match schema {
-                Some(s) if Some(s) != current.as_ref() => format!("{s}.{name}"),
+                Some(s) if Some(s) != current => format!("{s}.{name}"),
                 _ => name.clone(),
             };
             let mut reasons = vec![format!(
@@ -165,7 +168,10 @@ fn ambiguous(tables: Vec<String>) -> anyhow::Error {
 /// `fallback` (the default layout with the config file applied) when no
 /// known table is here; then the config file and `--table` on top.
 pub fn choose(cat: &mut dyn Catalog, spec: &AutoSpec, fallback: Layout) -> Result<Layout> {
-    let mut found = detect(cat, spec)?;
+    // The catalog is read once: every command pays for it at start.
+    let tables = cat.tables()?;
+    let current = cat.current_schema();
+    let mut found = detect(cat, spec, &tables, current.as_ref())?;
     // The fallback's own table (qctl's `jobs`, or the one named) when it
     // is where unqualified names go and no preset recognised it: a
     // candidate too, so another system's table elsewhere never wins
@@ -174,9 +180,8 @@ pub fn choose(cat: &mut dyn Catalog, spec: &AutoSpec, fallback: Layout) -> Resul
         && !found
             .iter()
             .any(|d| d.table.schema.is_none() && d.table.name == fallback.table.name)
-        && cat.tables()?.iter().any(|(s, n)| {
-            (s.is_none() || *s == cat.current_schema())
-                && n.eq_ignore_ascii_case(fallback.table.name.as_str())
+        && tables.iter().any(|(s, n)| {
+            (s.is_none() || *s == current) && n.eq_ignore_ascii_case(fallback.table.name.as_str())
         });
     if fallback_here && !found.is_empty() {
         let mut tables = vec![format!(
@@ -207,7 +212,7 @@ pub fn choose(cat: &mut dyn Catalog, spec: &AutoSpec, fallback: Layout) -> Resul
         return Ok(layout);
     };
     let schema = found.table.schema.as_ref().map(|s| s.as_str().to_string());
-    let schema = schema.or_else(|| cat.current_schema());
+    let schema = schema.or(current);
     let mut layout = found.preset.layout_in(cat.database(), schema.as_deref())?;
     layout.set_table(&found.table.to_string())?;
     layout.apply_overrides(&spec.overrides)?;

@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-pub use detect::{AutoSpec, Catalog, Detection, choose, detect};
+pub use detect::{AutoSpec, Catalog, Detection, choose};
 
 use crate::error::QctlError;
 use crate::layout::{Layout, LayoutOverrides};
