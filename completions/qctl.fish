@@ -49,10 +49,10 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_needs_command" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_needs_command" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_needs_command" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_needs_command" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_needs_command" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_needs_command" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_needs_command" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_needs_command" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_needs_command" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_needs_command" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_needs_command" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -105,10 +105,10 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand demo" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand demo" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand demo" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand demo" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand demo" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand demo" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand demo" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand demo" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s h -l help -d 'Print help'
@@ -138,10 +138,10 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand init" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand init" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand init" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand init" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand init" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand init" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand init" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand init" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l print -d 'Print the DDL instead of running it'
 complete -c qctl -n "__fish_qctl_using_subcommand init" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand init" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
@@ -178,10 +178,10 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s h -l help -d 'Print help'
@@ -217,10 +217,10 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand stats" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand stats" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand stats" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand stats" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l exact -d 'Count finished jobs exactly (slower on big tables) instead of estimating'
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
@@ -263,10 +263,10 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand list" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand list" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand list" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand list" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand list" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand list" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand list" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand list" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -296,10 +296,10 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand show" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand show" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand show" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand show" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand show" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand show" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand show" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand show" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand show" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand show" -s h -l help -d 'Print help'
@@ -332,10 +332,10 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand claim" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand claim" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand claim" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand claim" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand claim" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand claim" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand claim" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand claim" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -s h -l help -d 'Print help'
@@ -367,10 +367,10 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand complete" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand complete" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand complete" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand complete" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand complete" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand complete" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand complete" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand complete" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -s h -l help -d 'Print help'
@@ -404,17 +404,17 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand fail" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand fail" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand fail" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand fail" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand fail" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand fail" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand fail" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand fail" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l dead-letter -d 'Dead-letter the job now, even with attempts left'
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l queue -d 'With --all, only this queue' -r
-complete -c qctl -n "__fish_qctl_using_subcommand retry" -l batch-size -d 'Jobs per transaction with --all [default: 250 on SQLite, 5000 on PostgreSQL]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -l batch-size -d 'Jobs per transaction with --all [default: 250 on SQLite, 5000 on PostgreSQL, 1000 on MySQL/MariaDB]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
@@ -440,10 +440,10 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand retry" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand retry" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand retry" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand retry" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l all -d 'Retry every failed job (of --queue, if given)'
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l dry-run -d 'Run the real statements and roll them back: report what would be retried, change nothing'
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
@@ -452,7 +452,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand retry" -s h -l help -d 'Print 
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l timeout -d 'Stale means locked longer than this, instead of past its lease deadline' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l queue -d 'Only jobs of this queue' -r
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -l batch-size -d 'Jobs per batch; each commits, so claims are never held up for long [default: 250 on SQLite (whose one write lock a batch holds), 5000 on PostgreSQL]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l batch-size -d 'Jobs per batch; each commits, so claims are never held up for long [default: 250 on SQLite (whose one write lock a batch holds), 5000 on PostgreSQL, 1000 on MySQL/MariaDB]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l show -d 'List at most N reaped jobs (the counts always cover every one)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
@@ -479,12 +479,12 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l dry-run -d 'Run the real batches in one transaction and roll it back: report exactly what reap would do, change nothing'
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -l wait -d 'PostgreSQL: wait for another reap of the same table to finish instead of stopping'
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l wait -d 'Wait for another reap of the same table to finish instead of stopping (PostgreSQL\'s advisory lock, MySQL/MariaDB\'s GET_LOCK; SQLite\'s write lock orders reaps anyway)'
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l stream -d 'With --format json: print every reaped job as a JSON line as its batch commits, then the summary as the last line'
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
@@ -494,7 +494,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand purge" -l older-than -d 'Delet
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l status -d 'Which finished jobs to delete' -r -f -a "done\t''
 failed\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l queue -d 'Only jobs of this queue' -r
-complete -c qctl -n "__fish_qctl_using_subcommand purge" -l batch-size -d 'Jobs per transaction [default: 250 on SQLite, 5000 on PostgreSQL]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -l batch-size -d 'Jobs per transaction [default: 250 on SQLite, 5000 on PostgreSQL, 1000 on MySQL/MariaDB]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
@@ -520,10 +520,10 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand purge" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand purge" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand purge" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand purge" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l dry-run -d 'Count what would be deleted (and run the first batch, rolled back, to prove it would succeed); delete nothing'
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -s y -l yes -d 'Delete without asking (required when stdin is not a terminal)'
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
@@ -562,13 +562,13 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l strict -d 'Fail (exit 1) on warnings too'
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l apply -d 'Create the suggested indexes, refresh statistics and check again'
-complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l analyze -d 'Include the analyzed plan of the measured read part in the JSON (PostgreSQL\'s EXPLAIN ANALYZE; the read part of every query is measured anyway, never its write)'
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l analyze -d 'Include the analyzed plan of the measured read part in the JSON (PostgreSQL\'s EXPLAIN ANALYZE, MariaDB\'s ANALYZE FORMAT=JSON; the read part of every query is measured anyway, never its write)'
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s h -l help -d 'Print help'
@@ -600,10 +600,10 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s h -l help -d 'Print help'
@@ -634,10 +634,10 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand locks" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand locks" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand locks" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand locks" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -s h -l help -d 'Print help'
@@ -645,7 +645,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand locks" -s V -l version -d 'Pri
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l timeout -d 'Judge running jobs stale by lock age instead of by lease deadline' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l max-stale -d 'Fail when more than N running jobs are stale' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l max-ready-age -d 'Fail when the oldest ready job has waited longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l max-wait -d 'PostgreSQL: fail when a session has waited on a lock longer than this' -r
+complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l max-wait -d 'Fail when a session has waited on a lock longer than this (PostgreSQL, MySQL/MariaDB)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l sort-threshold -d 'A temporary sort of more rows than this is an error (as explain-claim)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
@@ -672,10 +672,10 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l strict -d 'Fail on warnings too'
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
@@ -683,8 +683,8 @@ complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s h -l help -d 'Print
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l workers -d 'Concurrent claimers, each with its own connection' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l jobs -d 'Jobs in the scratch queue' -r
-complete -c qctl -n "__fish_qctl_using_subcommand bench" -l hold -d 'How long each worker holds a claimed job before completing it; on PostgreSQL inside the claim\'s transaction, as a worker that processes the job in it does (where SKIP LOCKED and FOR UPDATE part ways)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand bench" -l mode -d 'PostgreSQL: which claims to run; `both` compares SKIP LOCKED with a plain FOR UPDATE' -r -f -a "skip-locked\t''
+complete -c qctl -n "__fish_qctl_using_subcommand bench" -l hold -d 'How long each worker holds a claimed job before completing it; on PostgreSQL and MySQL/MariaDB inside the claim\'s transaction, as a worker that processes the job in it does (where SKIP LOCKED and FOR UPDATE part ways)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand bench" -l mode -d 'Which claims to run on PostgreSQL and MySQL/MariaDB; `both` compares SKIP LOCKED with a plain FOR UPDATE (SQLite claims under its one write lock either way)' -r -f -a "skip-locked\t''
 for-update\t''
 both\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
@@ -712,10 +712,10 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand bench" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand bench" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand bench" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand bench" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand bench" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand bench" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand bench" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand bench" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s h -l help -d 'Print help'
@@ -745,10 +745,10 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s h -l help -d 'Print help'
@@ -778,10 +778,10 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand completions" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand completions" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand completions" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand completions" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand completions" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand completions" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand completions" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand completions" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s h -l help -d 'Print help'
@@ -811,10 +811,10 @@ junit\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand man" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand man" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand man" -l statement-timeout -d 'PostgreSQL: cancel any statement that runs longer than this' -r
-complete -c qctl -n "__fish_qctl_using_subcommand man" -l connect-timeout -d 'PostgreSQL: give up connecting after this long (connect_timeout in the URL and PGCONNECT_TIMEOUT win)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand man" -l index-timeout -d 'PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than this, and drop what it left; each wait for an older transaction is bounded by --busy-timeout' -r
+complete -c qctl -n "__fish_qctl_using_subcommand man" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand man" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand man" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand man" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand man" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand man" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand man" -s h -l help -d 'Print help'

@@ -20,7 +20,7 @@ fn parse_worker(text: &str) -> Result<String, String> {
     Ok(text.to_string())
 }
 
-/// Administer and diagnose table-backed job queues on SQLite and PostgreSQL.
+/// Administer and diagnose table-backed job queues on SQLite, PostgreSQL, MySQL and MariaDB.
 ///
 /// qctl connects to the database that holds a queue table and lets you
 /// enqueue work, see queue depth, rescue or dead-letter stuck jobs, and
@@ -79,22 +79,24 @@ pub struct GlobalOpts {
     pub verbose: bool,
 
     /// How long to wait for a lock before giving up (SQLite's write lock; PostgreSQL's
-    /// lock_timeout)
+    /// lock_timeout; MySQL/MariaDB's innodb_lock_wait_timeout and lock_wait_timeout, in whole
+    /// seconds)
     #[arg(long, global = true, value_parser = parse_duration, default_value = "5s", value_name = "DURATION")]
     pub busy_timeout: Duration,
 
-    /// PostgreSQL: cancel any statement that runs longer than this
+    /// Cancel any statement that runs longer than this (PostgreSQL's statement_timeout,
+    /// MariaDB's max_statement_time, MySQL's max_execution_time for reads; SQLite: none)
     #[arg(long, global = true, value_parser = parse_duration, default_value = "30s", value_name = "DURATION")]
     pub statement_timeout: Duration,
 
-    /// PostgreSQL: give up connecting after this long (connect_timeout in the URL and
-    /// PGCONNECT_TIMEOUT win)
+    /// Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL
+    /// and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)
     #[arg(long, global = true, value_parser = parse_duration, default_value = "10s", value_name = "DURATION")]
     pub connect_timeout: Duration,
 
-    /// PostgreSQL: cancel an index build (init, explain-claim --apply) that runs longer than
-    /// this, and drop what it left; each wait for an older transaction is bounded by
-    /// --busy-timeout
+    /// Cancel an index build (init, explain-claim --apply) that runs longer than this
+    /// (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an
+    /// older transaction is bounded by --busy-timeout)
     #[arg(long, global = true, value_parser = parse_positive_duration, default_value = "1h", value_name = "DURATION")]
     pub index_timeout: Duration,
 }
@@ -228,7 +230,7 @@ pub struct DoctorArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub max_ready_age: Option<Duration>,
 
-    /// PostgreSQL: fail when a session has waited on a lock longer than this
+    /// Fail when a session has waited on a lock longer than this (PostgreSQL, MySQL/MariaDB)
     #[arg(long, value_parser = parse_duration, default_value = "30s", value_name = "DURATION")]
     pub max_wait: Duration,
 
@@ -269,13 +271,14 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 5000, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub jobs: u64,
 
-    /// How long each worker holds a claimed job before completing it; on PostgreSQL inside the
-    /// claim's transaction, as a worker that processes the job in it does (where SKIP LOCKED
-    /// and FOR UPDATE part ways)
+    /// How long each worker holds a claimed job before completing it; on PostgreSQL and
+    /// MySQL/MariaDB inside the claim's transaction, as a worker that processes the job in it
+    /// does (where SKIP LOCKED and FOR UPDATE part ways)
     #[arg(long, value_parser = parse_duration, default_value = "0ms", value_name = "DURATION")]
     pub hold: Duration,
 
-    /// PostgreSQL: which claims to run; `both` compares SKIP LOCKED with a plain FOR UPDATE
+    /// Which claims to run on PostgreSQL and MySQL/MariaDB; `both` compares SKIP LOCKED with a
+    /// plain FOR UPDATE (SQLite claims under its one write lock either way)
     #[arg(long, value_enum, default_value_t = BenchModeArg::Both)]
     pub mode: BenchModeArg,
 }
@@ -334,7 +337,7 @@ pub struct EnqueueArgs {
     pub delay: Option<Duration>,
 
     /// Attempts before the job is dead-lettered [default: 3]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(1..=i64::from(i32::MAX)))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(crate::model::MAX_ATTEMPTS))]
     pub max_attempts: Option<i64>,
 }
 
@@ -484,7 +487,8 @@ pub struct RetryArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Jobs per transaction with --all [default: 250 on SQLite, 5000 on PostgreSQL]
+    /// Jobs per transaction with --all [default: 250 on SQLite, 5000 on PostgreSQL, 1000 on
+    /// MySQL/MariaDB]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_BATCH))]
     pub batch_size: Option<u64>,
 }
@@ -505,11 +509,12 @@ pub struct ReapArgs {
     pub dry_run: bool,
 
     /// Jobs per batch; each commits, so claims are never held up for long [default: 250 on
-    /// SQLite (whose one write lock a batch holds), 5000 on PostgreSQL]
+    /// SQLite (whose one write lock a batch holds), 5000 on PostgreSQL, 1000 on MySQL/MariaDB]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_BATCH))]
     pub batch_size: Option<u64>,
 
-    /// PostgreSQL: wait for another reap of the same table to finish instead of stopping
+    /// Wait for another reap of the same table to finish instead of stopping (PostgreSQL's
+    /// advisory lock, MySQL/MariaDB's GET_LOCK; SQLite's write lock orders reaps anyway)
     #[arg(long)]
     pub wait: bool,
 
@@ -546,7 +551,7 @@ pub struct PurgeArgs {
     #[arg(short, long)]
     pub yes: bool,
 
-    /// Jobs per transaction [default: 250 on SQLite, 5000 on PostgreSQL]
+    /// Jobs per transaction [default: 250 on SQLite, 5000 on PostgreSQL, 1000 on MySQL/MariaDB]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_BATCH))]
     pub batch_size: Option<u64>,
 }
@@ -586,7 +591,8 @@ pub struct ExplainArgs {
     pub sql: Option<PathBuf>,
 
     /// Include the analyzed plan of the measured read part in the JSON (PostgreSQL's EXPLAIN
-    /// ANALYZE; the read part of every query is measured anyway, never its write)
+    /// ANALYZE, MariaDB's ANALYZE FORMAT=JSON; the read part of every query is measured anyway,
+    /// never its write)
     #[arg(long)]
     pub analyze: bool,
 }

@@ -3,6 +3,10 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Serialize, Serializer};
 
+/// The attempts a job may be given: at least one, and what every
+/// database's integer column holds.
+pub const MAX_ATTEMPTS: std::ops::RangeInclusive<i64> = 1..=i32::MAX as i64;
+
 /// A job id: a number for integer id columns, text otherwise (spec §6).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(untagged)]

@@ -781,6 +781,7 @@ fn doctor_gates_on_every_check() {
         [
             "layout",
             "schema",
+            "name matching",
             "claim plan",
             "reap plan",
             "purge plan",
@@ -811,7 +812,14 @@ fn doctor_gates_on_every_check() {
     s.exec("DROP INDEX jobs_claim_idx; DROP INDEX jobs_status_idx;");
     let weak = s.run(&["--format", "json", "doctor", "--max-stale", "1"]);
     assert_eq!(weak.code, 1);
-    assert_eq!(weak.json()["checks"][2]["status"], "failed");
+    let claim_plan = weak.json()["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "claim plan")
+        .cloned()
+        .unwrap();
+    assert_eq!(claim_plan["status"], "failed", "{claim_plan}");
     s.run_raw(&["-d", "sqlite:nope.db", "doctor"])
         .assert_error("qctl init");
 }

@@ -814,6 +814,7 @@ fn doctor_on_postgres_checks_locks_too() {
         [
             "layout",
             "schema",
+            "name matching",
             "claim plan",
             "reap plan",
             "purge plan",

@@ -46,7 +46,11 @@ pub struct DoctorReport {
 pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<u8> {
     let mut backend = ctx.open(Access::Read)?;
     let table = backend.table().clone();
-    let mut checks = vec![layout_check(&table), schema_check(&table)];
+    let mut checks = vec![
+        layout_check(&table),
+        schema_check(&table),
+        names_check(&table),
+    ];
 
     let plans = crate::explain::explain(
         backend.as_mut(),
@@ -337,6 +341,45 @@ fn schema_check(table: &QueueTable) -> Check {
             table.layout.table,
             table.layout.preset,
             absent.join(", ")
+        ),
+    }
+}
+
+/// Whether the worker and queue columns compare names byte for byte. A
+/// collation that pads spaces or folds case (MySQL's default ones,
+/// SQLite's NOCASE) makes `'w1 '` and `'W1'` the same worker to the
+/// database: qctl compares such columns byte for byte itself, but the
+/// system's own workers do not.
+fn names_check(table: &QueueTable) -> Check {
+    use crate::layout::Concept;
+    let loose: Vec<String> = [Concept::LockedBy, Concept::Queue]
+        .into_iter()
+        .filter_map(|concept| {
+            let column = table.col(concept).filter(|c| !c.exact && c.expr.is_none())?;
+            Some(format!(
+                "{} ({}, collation {})",
+                column.name,
+                concept.key(),
+                column.collation.as_deref().unwrap_or("unknown")
+            ))
+        })
+        .collect();
+    if loose.is_empty() {
+        return Check {
+            name: "name matching",
+            status: CheckStatus::Ok,
+            detail: "worker and queue names compare byte for byte".into(),
+        };
+    }
+    Check {
+        name: "name matching",
+        status: CheckStatus::Warning,
+        detail: format!(
+            "{} compare names ignoring trailing spaces or case: qctl compares them byte for \
+             byte (the index finds the rows, then the bytes must match), so 'w1 ' or 'W1' never \
+             finishes a job 'w1' holds; the application's own queries may not — {}",
+            loose.join(" and "),
+            table.dialect.exact_collation_hint
         ),
     }
 }

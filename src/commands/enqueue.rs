@@ -16,7 +16,7 @@ use crate::cli::EnqueueArgs;
 use crate::duration::parse_timestamp;
 use crate::error::{QctlError, exit};
 use crate::layout::Concept;
-use crate::model::NewJob;
+use crate::model::{MAX_ATTEMPTS, NewJob};
 
 /// Attempts a job gets when neither the flag nor its line says.
 const DEFAULT_MAX_ATTEMPTS: i64 = 3;
@@ -119,7 +119,7 @@ struct Line<'a> {
     payload: &'a RawValue,
     queue: Option<String>,
     run_at: Option<serde_json::Value>,
-    max_attempts: Option<i64>,
+    max_attempts: Option<serde_json::Value>,
 }
 
 /// Reads jobs from JSONL; a bad line ends the iteration with an error that
@@ -177,15 +177,24 @@ impl JsonlJobs {
                 anyhow::bail!("run_at must be a time string or Unix seconds, not {other}")
             }
         };
-        if line.max_attempts.is_some() && !self.max_attempts_column {
-            anyhow::bail!(
+        let max_attempts = match line.max_attempts {
+            None | Some(serde_json::Value::Null) => self.defaults.max_attempts,
+            Some(_) if !self.max_attempts_column => anyhow::bail!(
                 "max_attempts given, but the layout has no max_attempts column to store it"
-            );
-        }
-        let max_attempts = line.max_attempts.unwrap_or(self.defaults.max_attempts);
-        if max_attempts < 1 {
-            anyhow::bail!("max_attempts must be at least 1");
-        }
+            ),
+            // The same range as --max-attempts on every database, checked
+            // before anything is written.
+            Some(value) => value
+                .as_i64()
+                .filter(|n| MAX_ATTEMPTS.contains(n))
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "max_attempts {value} is out of range: write a whole number from {} to {}",
+                        MAX_ATTEMPTS.start(),
+                        MAX_ATTEMPTS.end()
+                    )
+                })?,
+        };
         let payload = line.payload.get();
         crate::json::validate(payload)
             .map_err(|err| anyhow::anyhow!("payload is not valid JSON: {err}"))?;

@@ -67,13 +67,27 @@ fn finish(ctx: &Ctx, args: &FenceArgs, finish: Finish) -> Result<u8> {
     }
 }
 
+/// A worker's name as messages show it: quoted where spaces at its ends
+/// would otherwise hide what tells two names apart.
+fn shown_name(name: &str) -> String {
+    if name.trim() != name || name.is_empty() {
+        format!("'{name}'")
+    } else {
+        name.to_string()
+    }
+}
+
 /// Why the worker no longer holds the job, in the operator's words.
 fn not_held(job: &Job, request: &FinishRequest) -> String {
     let id = &job.id;
-    let worker = &request.worker;
-    let holder = job.locked_by.as_deref().unwrap_or("nobody");
+    let worker = shown_name(&request.worker);
+    let worker = worker.as_str();
+    let holder = job
+        .locked_by
+        .as_deref()
+        .map_or("nobody".to_string(), shown_name);
     match job.status.as_str() {
-        "running" if job.locked_by.as_deref() == Some(worker.as_str()) => format!(
+        "running" if job.locked_by.as_deref() == Some(request.worker.as_str()) => format!(
             "job {id} is held by {worker} under fence {}, not {}: it was claimed again since \
              (reaped, retried or requeued); nothing changed",
             job.fence.map_or("-".to_string(), |f| f.to_string()),

@@ -5,7 +5,7 @@
 
 pub mod measure;
 pub mod placeholders;
-pub mod sqltext;
+
 
 use anyhow::Result;
 use serde::Serialize;
@@ -23,7 +23,7 @@ use crate::sql::queue::QueueSql;
 
 pub use measure::{Measure, Measured};
 pub use placeholders::{Guess, guess_placeholders};
-use sqltext::Lexer;
+use crate::sql::sqltext;
 
 /// Below this many rows a plan is not representative.
 pub const SMALL_TABLE_ROWS: f64 = 1_000.0;
@@ -210,6 +210,24 @@ fn unlocked(stmt: Stmt, lock: &str) -> Stmt {
     }
 }
 
+/// What the planner is shown of a sample: the statement without its
+/// locking clauses (planning runs in a read-only transaction, and the
+/// lock does not change the plan); where the database will not plan a
+/// write there (MariaDB, MySQL), the read part that picks its rows.
+fn planned(dialect: &crate::sql::Dialect, sample: &Sample) -> Stmt {
+    let sql = sqltext::without_locks(&sample.stmt.sql, dialect.lexer);
+    let writes = sqltext::tokenize(&sql, dialect.lexer).iter().any(|t| {
+        t.depth == 0 && (t.is("update") || t.is("delete") || t.is("insert") || t.is("merge"))
+    });
+    match &sample.read {
+        Some(read) if writes && !dialect.explains_writes_read_only => read.clone(),
+        _ => Stmt {
+            sql,
+            binds: sample.stmt.binds.clone(),
+        },
+    }
+}
+
 /// The sample of a hot query, or why the layout has no such query (no
 /// lease or lock time to judge staleness by, no time to date a finished
 /// job by): read-only commands work on every layout.
@@ -323,9 +341,11 @@ fn custom_sample<B: Backend + ?Sized>(
     queue: Option<&str>,
     findings: &mut Vec<PlanFinding>,
 ) -> Result<Sample> {
-    let types = b.describe_params(sql)?;
+    // Binding sees the statement without its locking clauses: a server
+    // may refuse even to prepare a locking read in a read-only session.
+    let types = b.describe_params(&sqltext::without_locks(sql, b.table().dialect.lexer))?;
     let (binds, guessed) = placeholders::bind_values(b, sql, &types, queue)?;
-    let lexer = Lexer::of(b.name());
+    let lexer = b.table().dialect.lexer;
     let t = b.table();
     let read = sqltext::read_part(sql, lexer, t.layout.table.name.as_str()).map(|part| Stmt {
         binds: part
@@ -377,7 +397,7 @@ fn custom_sample<B: Backend + ?Sized>(
 /// `IS NULL` and boolean flags) where the database has partial indexes.
 pub fn derived_index(t: &crate::sql::schema::QueueTable, read_sql: &str) -> Option<IndexSpec> {
     let d = t.dialect;
-    let shape = sqltext::shape(read_sql, Lexer::of(d.name), t.layout.table.name.as_str())?;
+    let shape = sqltext::shape(read_sql, d.lexer, t.layout.table.name.as_str())?;
     let status = t
         .layout
         .column(Concept::Status)
@@ -547,7 +567,8 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
             sort_rows: sort_rows(&measured),
             sort_threshold: request.sort_threshold,
         };
-        let plan = b.plan(&sample.stmt, how)?;
+        let planned = planned(b.table().dialect, &sample);
+        let plan = b.plan(&planned, how)?;
         // A sort that receives no more rows than the query returns only
         // orders its result (an outer ORDER BY over `id IN (... LIMIT 1)`).
         let result_sort = measured.as_ref().is_some_and(|m| {
@@ -564,7 +585,7 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
             // choice: plan again with scans and sorts off to tell "no
             // usable index" from "too small to bother".
             let forced = b.plan(
-                &sample.stmt,
+                &planned,
                 PlanHow {
                     forced: true,
                     backlog: 0,

@@ -9,7 +9,7 @@
 
 use anyhow::Result;
 
-use super::sqltext::{self, Context, Lexer};
+use crate::sql::sqltext::{self, Context, Lexer};
 use super::{FindingKind, PlanFinding, Severity};
 use crate::backend::Backend;
 use crate::layout::{Concept, Ident, Layout, Status};
@@ -136,7 +136,7 @@ pub fn bind_values<B: Backend + ?Sized>(
     types: &[Option<String>],
     queue: Option<&str>,
 ) -> Result<(Vec<Bind>, Vec<NumberedFinding>)> {
-    let lexer = Lexer::of(b.name());
+    let lexer = b.table().dialect.lexer;
     let guesses = guess_placeholders(sql, lexer, &b.table().layout);
     let tokens = sqltext::tokenize(sql, lexer);
     let tables: Vec<String> = sqltext::tables(&tokens)

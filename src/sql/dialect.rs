@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 
 use super::Binds;
 use super::ddl::DdlTypes;
+use super::sqltext::Lexer;
 use super::schema::{ColumnKind, TimeRepr};
 use super::time::encode;
 use crate::layout::{Ident, TableName};
@@ -142,6 +143,25 @@ pub struct Dialect {
     pub begin_read: &'static str,
     /// How a write transaction begins.
     pub begin_write: &'static str,
+    /// How an application's SQL (`explain-claim --sql`) is read: comments,
+    /// quoting and placeholders.
+    pub lexer: Lexer,
+    /// Whether `=` on text compares bytes exactly by default (MySQL's
+    /// collations pad spaces, and most fold case).
+    pub text_compares_exactly: bool,
+    /// How text is compared byte for byte where a column's collation does
+    /// not: `{}` is the column's expression, then the bound value's.
+    pub exact_text: (&'static str, &'static str),
+    /// NO PAD binary collations, in order of preference, for the text of
+    /// the tables `init` creates (MariaDB 10.2+, MySQL 8.0.17+); empty
+    /// where text compares exactly anyway.
+    pub exact_collations: &'static [&'static str],
+    /// What makes a column compare names exactly, for doctor's advice.
+    pub exact_collation_hint: &'static str,
+    /// EXPLAIN of an UPDATE or DELETE runs in a read-only transaction
+    /// (MariaDB and MySQL refuse it there, and even refuse to prepare it:
+    /// their read part is planned instead).
+    pub explains_writes_read_only: bool,
 }
 
 pub static SQLITE: Dialect = Dialect {
@@ -182,6 +202,12 @@ pub static SQLITE: Dialect = Dialect {
     // The write lock up front: a deferred transaction that upgrades later
     // can fail with SQLITE_BUSY without waiting.
     begin_write: "BEGIN IMMEDIATE",
+    lexer: Lexer::Sqlite,
+    exact_collation_hint: "declare the column without COLLATE NOCASE or RTRIM (BINARY, the default)",
+    text_compares_exactly: true,
+    exact_text: ("CAST({} AS BLOB)", "CAST({} AS BLOB)"),
+    exact_collations: &[],
+    explains_writes_read_only: true,
 };
 
 pub static POSTGRES: Dialect = Dialect {
@@ -223,6 +249,12 @@ pub static POSTGRES: Dialect = Dialect {
     // under SERIALIZABLE would fail with serialization errors instead of
     // moving on.
     begin_write: "BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE",
+    lexer: Lexer::Postgres,
+    exact_collation_hint: "give the column a deterministic collation (text, not citext)",
+    text_compares_exactly: true,
+    exact_text: ("({}::text COLLATE \"C\")", "({}::text COLLATE \"C\")"),
+    exact_collations: &[],
+    explains_writes_read_only: true,
 };
 
 static POSTGRES_TIME: ServerTime = ServerTime {
@@ -271,7 +303,9 @@ pub static MYSQL: Dialect = Dialect {
         payload_check: None,
         timestamp: "DATETIME(6)",
         now: "(UTC_TIMESTAMP(6))",
-        table_options: " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+        // `{collation}`: the server's NO PAD binary collation, so names
+        // that differ by a trailing space or case differ here too.
+        table_options: " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE={collation}",
     },
     default_batch: 1000,
     batch_pause: 0.25,
@@ -281,6 +315,12 @@ pub static MYSQL: Dialect = Dialect {
     begin_read: "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; \
                  START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
     begin_write: "START TRANSACTION READ WRITE",
+    lexer: Lexer::Mysql,
+    exact_collation_hint: "give the column a binary NO PAD collation (MariaDB utf8mb4_nopad_bin, MySQL 8 utf8mb4_0900_bin)",
+    text_compares_exactly: false,
+    exact_text: ("CAST(CONVERT({} USING utf8mb4) AS BINARY)", "CAST({} AS BINARY)"),
+    exact_collations: &["utf8mb4_nopad_bin", "utf8mb4_0900_bin"],
+    explains_writes_read_only: false,
 };
 
 static MYSQL_TIME: ServerTime = ServerTime {
@@ -351,6 +391,21 @@ impl Dialect {
             (_, ColumnKind::Other(_)) => self.as_text(column),
             _ => column.to_string(),
         }
+    }
+
+    /// `column = value`, byte for byte: the plain comparison first (an
+    /// index serves it), then, where the column's collation is not exact,
+    /// the same comparison of bytes.
+    pub fn same_text(&self, column: &str, value: &str, exact: bool) -> String {
+        if exact {
+            return format!("{column} = {value}");
+        }
+        let (c, v) = self.exact_text;
+        format!(
+            "{column} = {value} AND {} = {}",
+            c.replace("{}", column),
+            v.replace("{}", value)
+        )
     }
 
     /// Joins text expressions (`||`, or MySQL's CONCAT).

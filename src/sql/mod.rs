@@ -12,6 +12,7 @@ pub mod ddl;
 pub mod dialect;
 pub mod queue;
 pub mod schema;
+pub mod sqltext;
 pub mod time;
 
 use chrono::{DateTime, Utc};

@@ -217,10 +217,18 @@ impl<'t> QueueSql<'t> {
         match queue {
             Some(queue) => {
                 let column = self.t.require(Concept::Queue, "--queue filters on")?;
-                Ok(format!(" AND {column} = {}", b.push(queue)))
+                Ok(format!(" AND {}", self.same(Concept::Queue, &column, &b.push(queue))))
             }
             None => Ok(String::new()),
         }
+    }
+
+    /// `expr = value` for a concept that names who or what (worker,
+    /// queue): byte for byte, whatever the column's collation, so `'w1 '`
+    /// is not `'w1'` and `'W1'` is not `'w1'` on any database.
+    fn same(&self, concept: Concept, expr: &str, value: &str) -> String {
+        let exact = self.t.col(concept).is_none_or(|c| c.exact);
+        self.d.same_text(expr, value, exact)
     }
 
     /// The order workers take ready jobs in: due (or creation) time, then
@@ -478,7 +486,7 @@ impl<'t> QueueSql<'t> {
         let mut filter = vec!["1 = 1".to_string()];
         if let Some(queue) = &request.queue {
             let column = self.t.require(Concept::Queue, "--queue filters on")?;
-            filter.push(format!("{column} = {}", b.push(queue.as_str())));
+            filter.push(self.same(Concept::Queue, &column, &b.push(queue.as_str())));
         }
         let id = self.t.must(Concept::Id);
         let mut order = format!("{id} DESC");
@@ -732,11 +740,11 @@ impl<'t> QueueSql<'t> {
             }
         };
         let mut filter = format!(
-            "{} = {} AND {} AND {worker} = {}",
+            "{} = {} AND {} AND {}",
             self.t.must(Concept::Id),
             b.push(id_bind(&request.id)),
             self.state_or_none(Status::Running),
-            b.push(request.worker.as_str()),
+            self.same(Concept::LockedBy, &worker, &b.push(request.worker.as_str())),
         );
         if let Some(token) = request.fence {
             filter.push_str(&format!(" AND {}", self.fence_filter(token, &mut b)?));

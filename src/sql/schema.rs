@@ -80,6 +80,13 @@ pub struct Column {
     pub generated: bool,
     /// Not a column: the layout's SQL expression over the row.
     pub expr: Option<String>,
+    /// The collation its text compares by, as the catalog names it.
+    pub collation: Option<String>,
+    /// Whether `=` on it compares bytes exactly: false for a collation that
+    /// folds case or pads spaces (MySQL's `_ci` and PAD SPACE ones,
+    /// SQLite's NOCASE and RTRIM, PostgreSQL's nondeterministic ones and
+    /// citext). Who holds a job is then compared byte for byte besides.
+    pub exact: bool,
 }
 
 impl Column {
@@ -101,6 +108,9 @@ pub struct CatalogColumn {
     pub default: Option<String>,
     pub generated: bool,
     pub primary_key: bool,
+    /// See [`Column::collation`] and [`Column::exact`].
+    pub collation: Option<String>,
+    pub exact: bool,
 }
 
 /// Where each concept sits in a job's select list.
@@ -123,6 +133,9 @@ pub struct QueueTable {
     /// PostgreSQL: a partitioned table (pg-boss's job), whose indexes are
     /// made per partition and attached.
     pub partitioned: bool,
+    /// The collation `init` gives the table's text (MySQL: the server's
+    /// NO PAD binary one); None for the dialect's first choice.
+    pub collation: Option<String>,
     /// The select list of a whole job, built on first use: a worker that
     /// claims in a loop should not rebuild it for every job.
     select: std::sync::OnceLock<JobSelect>,
@@ -158,6 +171,10 @@ impl QueueTable {
                 default: None,
                 generated: false,
                 expr: layout.expression(concept).map(str::to_string),
+                collation: None,
+                // `init`'s text columns compare exactly (MySQL: a NO PAD
+                // binary collation where the server has one).
+                exact: layout.expression(concept).is_none() || dialect.text_compares_exactly,
             });
         }
         QueueTable {
@@ -167,6 +184,7 @@ impl QueueTable {
             id_is_rowid: dialect.name == "sqlite",
             absent: Vec::new(),
             partitioned: false,
+            collation: None,
             select: std::sync::OnceLock::new(),
         }
     }
@@ -195,6 +213,8 @@ impl QueueTable {
                     default: None,
                     generated: true,
                     expr: Some(expr.to_string()),
+                    collation: None,
+                    exact: dialect.text_compares_exactly,
                 });
                 continue;
             }
@@ -210,6 +230,8 @@ impl QueueTable {
                         default: column.default.clone(),
                         generated: column.generated,
                         expr: None,
+                        collation: column.collation.clone(),
+                        exact: column.exact,
                     });
                 }
                 None if concept.required() || layout.is_explicit(concept) => {
@@ -248,6 +270,7 @@ impl QueueTable {
             id_is_rowid,
             absent,
             partitioned: false,
+            collation: None,
             select: std::sync::OnceLock::new(),
         })
     }

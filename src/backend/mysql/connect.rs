@@ -259,7 +259,7 @@ pub fn connect(info: &ConnInfo, connect_timeout: Duration) -> Result<Conn> {
 
 /// Explains a failed connection without ever quoting the password.
 fn connect_error(err: mysql::Error, info: &ConnInfo) -> anyhow::Error {
-    let mut text = err.to_string();
+    let mut text = super::error::describe(&err);
     let mut source = std::error::Error::source(&err);
     while let Some(cause) = source {
         text.push_str(&format!(": {cause}"));

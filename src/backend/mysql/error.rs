@@ -13,14 +13,31 @@ pub struct ErrorContext {
     pub busy_timeout: std::time::Duration,
 }
 
-/// The server's words for an error, without the driver's wrapping.
+/// A driver error in words: the server's `ERROR 1049 (42000): Unknown
+/// database 'x'`, or the driver's own sentence; never the wrapper its
+/// Display adds (`DriverError { ... }`, `MySqlError { ... }`).
+pub fn describe(err: &mysql::Error) -> String {
+    match err {
+        mysql::Error::MySqlError(e) => format!("ERROR {} ({}): {}", e.code, e.state, e.message),
+        mysql::Error::IoError(e) => e.to_string(),
+        mysql::Error::CodecError(e) => e.to_string(),
+        mysql::Error::DriverError(e) => e.to_string(),
+        mysql::Error::UrlError(e) => e.to_string(),
+        mysql::Error::TlsError(e) => format!("TLS: {e}"),
+        mysql::Error::FromRowError(_) | mysql::Error::FromValueError(_) => {
+            "a value the server sent could not be read".to_string()
+        }
+    }
+}
+
+/// The server's words for an error, as [`describe`] gives them; a broken
+/// connection says what usually breaks one.
 pub fn db_message(err: &mysql::Error) -> String {
     match err {
-        mysql::Error::MySqlError(e) => e.message.clone(),
         mysql::Error::IoError(e) => {
             format!("the connection failed ({e}): server restart, KILL, or wait_timeout?")
         }
-        other => other.to_string(),
+        other => describe(other),
     }
 }
 
@@ -70,7 +87,7 @@ pub fn mysql_error(err: mysql::Error, cx: &ErrorContext) -> anyhow::Error {
         Some(1148 | 3948) => anyhow::anyhow!(
             "{message} — the server refuses LOAD DATA LOCAL: set local_infile=ON on it"
         ),
-        Some(code) => anyhow::anyhow!("MySQL error {code}: {message}"),
+        Some(_) => anyhow::anyhow!("{message}"),
         None => anyhow::anyhow!("MySQL: {message}"),
     }
 }

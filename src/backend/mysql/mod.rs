@@ -108,6 +108,9 @@ pub struct MysqlBackend {
     pub server: Server,
     /// Statements built once and run again (a claim in a loop).
     built: HashMap<String, Stmt>,
+    /// The collation `init` gives a new table's text: the server's NO
+    /// PAD binary one.
+    collation: Option<String>,
     /// Whether the table existed when qctl connected, and its indexes.
     table_exists: bool,
     indexes: Vec<String>,
@@ -154,6 +157,7 @@ impl MysqlBackend {
             log: options.sql_log.clone(),
             server: Server::parse(""),
             built: HashMap::new(),
+            collation: None,
             table_exists: false,
             indexes: Vec::new(),
             _cancel_on_interrupt: on_interrupt,
@@ -173,6 +177,12 @@ impl MysqlBackend {
         );
         let statement_timeout = options.statement_timeout;
         backend.session(read_only, statement_timeout)?;
+        if matches!(
+            options.access,
+            Access::Create | Access::Print | Access::Scratch
+        ) {
+            backend.collation = backend.exact_collation()?;
+        }
         let layout = crate::backend::auto_layout(&mut backend, options, layout)?;
         backend.table = QueueTable::planned(&layout, &MYSQL);
         backend.load_table(layout)?;
@@ -252,7 +262,7 @@ impl MysqlBackend {
         let schema = self.schema().unwrap_or_default();
         let stmt = Stmt {
             sql: "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, \
-                  IS_GENERATED, COLUMN_KEY FROM information_schema.COLUMNS \
+                  IS_GENERATED, COLUMN_KEY, COLLATION_NAME FROM information_schema.COLUMNS \
                   WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION"
                 .into(),
             binds: vec![
@@ -264,6 +274,7 @@ impl MysqlBackend {
         self.table_exists = !rows.is_empty();
         if !self.table_exists {
             self.table = QueueTable::planned(&layout, &MYSQL);
+            self.table.collation = self.collation.clone();
             self.indexes.clear();
             return Ok(());
         }
@@ -279,6 +290,7 @@ impl MysqlBackend {
                 let default = text();
                 let generated = text().is_some_and(|v| v == "ALWAYS");
                 let primary_key = text().is_some_and(|v| v == "PRI");
+                let collation = text();
                 CatalogColumn {
                     kind: classify(&data_type, &column_type),
                     name,
@@ -286,6 +298,8 @@ impl MysqlBackend {
                     default,
                     generated,
                     primary_key,
+                    exact: collation.as_deref().is_none_or(exact_collation),
+                    collation,
                 }
             })
             .collect();
@@ -341,6 +355,23 @@ impl MysqlBackend {
             .collect();
         self.table = table;
         Ok(())
+    }
+
+    /// The first of the dialect's NO PAD binary collations the server
+    /// has (MariaDB's `utf8mb4_nopad_bin`, MySQL 8.0.17's
+    /// `utf8mb4_0900_bin`); None on a server with neither, whose tables
+    /// then pad spaces, and qctl compares names byte for byte itself.
+    fn exact_collation(&mut self) -> Result<Option<String>> {
+        let wanted = MYSQL.exact_collations;
+        let list = wanted.iter().map(|c| format!("'{c}'")).collect::<Vec<_>>().join(", ");
+        let found = crate::backend::first_texts(self.query(&Stmt::plain(format!(
+            "SELECT COLLATION_NAME FROM information_schema.COLLATIONS WHERE COLLATION_NAME IN ({list})"
+        )))?);
+        Ok(wanted
+            .iter()
+            .find(|c| found.iter().any(|f| f == *c))
+            .map(|c| c.to_string())
+            .or_else(|| Some("utf8mb4_bin".to_string())))
     }
 
     /// Runs SQL text (several statements allowed) over the text protocol.
@@ -421,6 +452,13 @@ impl MysqlBackend {
             _ => Ok(Utc::now()),
         }
     }
+}
+
+/// Whether a collation compares bytes exactly: binary, and NO PAD (MariaDB
+/// names those `_nopad_`; MySQL 8's `_0900_` ones are all NO PAD). Every
+/// other one pads spaces (`utf8mb4_bin` too), and most fold case.
+fn exact_collation(name: &str) -> bool {
+    name == "binary" || (name.ends_with("_bin") && (name.contains("_nopad_") || name.contains("_0900_")))
 }
 
 /// A column's kind from information_schema's DATA_TYPE.
@@ -564,9 +602,9 @@ impl Backend for MysqlBackend {
         &mut self,
         stmt: &Stmt,
         forced: bool,
-        _with_plan: bool,
+        with_plan: bool,
     ) -> Result<Option<crate::explain::Measured>> {
-        plan::measure(self, stmt, forced)
+        plan::measure(self, stmt, forced, with_plan)
     }
 
     fn index_state(&mut self, name: &Ident) -> Result<IndexState> {

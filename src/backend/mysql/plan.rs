@@ -8,17 +8,20 @@ use anyhow::Result;
 use mysql::prelude::Queryable;
 
 use super::MysqlBackend;
-use super::error::db_message;
+use super::error::describe;
 use crate::backend::{Backend, Plan, PlanHow, TxMode};
 use crate::explain::{FindingKind, Measured, PlanFinding, PlanLine, Severity};
-use crate::sql::{Stmt, Value};
+use crate::sql::{Stmt, Value, sqltext};
 
 pub fn plan(b: &mut MysqlBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> {
     // MariaDB refuses even to plan a locking read in a READ ONLY
     // transaction; the lock clause does not change the plan, so EXPLAIN
     // plans the read without it.
     let explain = Stmt {
-        sql: format!("EXPLAIN FORMAT=JSON {}", without_lock_clause(&stmt.sql)),
+        sql: format!(
+            "EXPLAIN FORMAT=JSON {}",
+            sqltext::without_locks(&stmt.sql, b.table.dialect.lexer)
+        ),
         binds: stmt.binds.clone(),
     };
     // Scans discouraged: with every key lookup costed as one seek, the
@@ -52,25 +55,6 @@ pub fn plan(b: &mut MysqlBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> {
         lines,
         findings,
     })
-}
-
-/// A SELECT without its trailing lock clause.
-fn without_lock_clause(sql: &str) -> &str {
-    let trimmed = sql.trim_end();
-    let upper = trimmed.to_ascii_uppercase();
-    for clause in [
-        " FOR UPDATE SKIP LOCKED",
-        " FOR UPDATE NOWAIT",
-        " FOR UPDATE",
-        " FOR SHARE SKIP LOCKED",
-        " FOR SHARE",
-        " LOCK IN SHARE MODE",
-    ] {
-        if upper.ends_with(clause) {
-            return &trimmed[..trimmed.len() - clause.len()];
-        }
-    }
-    trimmed
 }
 
 struct Judge {
@@ -231,13 +215,36 @@ fn table_line(
 }
 
 /// The `?` parameters of an application's statement (MySQL infers no
-/// types for them).
+/// types for them), counted from its text. The server checks the
+/// statement by preparing it, or, for a write it will not prepare in a
+/// read-only session, the read part that picks its rows.
 pub fn describe_params(b: &mut MysqlBackend, sql: &str) -> Result<Vec<Option<String>>> {
-    let statement = b.conn.prep(sql).map_err(|e| {
-        anyhow::anyhow!("--sql is not a statement MySQL accepts: {}", db_message(&e))
-    })?;
-    let count = usize::from(statement.num_params());
-    let _ = b.conn.close(statement);
+    let lexer = b.table.dialect.lexer;
+    let count = sqltext::placeholders(&sqltext::tokenize(sql, lexer))
+        .iter()
+        .map(|p| p.number)
+        .max()
+        .unwrap_or(0);
+    let table = b.table.layout.table.name.to_string();
+    for check in [Some(sql.to_string()), sqltext::read_part(sql, lexer, &table).map(|p| p.sql)]
+        .into_iter()
+        .flatten()
+    {
+        match b.conn.prep(&check) {
+            Ok(statement) => {
+                let _ = b.conn.close(statement);
+                return Ok(vec![None; count]);
+            }
+            // Error 1792: a write, refused in a read-only session.
+            Err(e) if super::error::code(&e) == Some(1792) => continue,
+            Err(e) => {
+                return Err(anyhow::anyhow!(
+                    "--sql is not a statement MySQL accepts: {}",
+                    describe(&e)
+                ));
+            }
+        }
+    }
     Ok(vec![None; count])
 }
 
@@ -246,11 +253,16 @@ pub fn describe_params(b: &mut MysqlBackend, sql: &str) -> Result<Vec<Option<Str
 /// (`r_rows` per loop, times `r_loops`); the rows it returns are counted
 /// by the same query wrapped in a count. MySQL 8's `EXPLAIN ANALYZE` is a
 /// text tree qctl does not read yet: there it is not measured.
-pub fn measure(b: &mut MysqlBackend, stmt: &Stmt, forced: bool) -> Result<Option<Measured>> {
+pub fn measure(
+    b: &mut MysqlBackend,
+    stmt: &Stmt,
+    forced: bool,
+    with_plan: bool,
+) -> Result<Option<Measured>> {
     if !b.server.mariadb {
         return Ok(None);
     }
-    let read = without_lock_clause(&stmt.sql).to_string();
+    let read = sqltext::without_locks(&stmt.sql, b.table.dialect.lexer);
     let analyze = Stmt {
         sql: format!("ANALYZE FORMAT=JSON {read}"),
         binds: stmt.binds.clone(),
@@ -293,7 +305,7 @@ pub fn measure(b: &mut MysqlBackend, stmt: &Stmt, forced: bool) -> Result<Option
         sort_input_rows: filesort_rows,
         counters,
         forced,
-        plan: None,
+        plan: with_plan.then_some(doc),
     }))
 }
 
@@ -343,16 +355,6 @@ mod tests {
         let (mut lines, mut findings) = (Vec::new(), Vec::new());
         walk(doc, 0, &j, &mut lines, &mut findings);
         findings.iter().map(|f| (f.kind, f.severity)).collect()
-    }
-
-    #[test]
-    fn lock_clauses_come_off() {
-        assert_eq!(
-            without_lock_clause("SELECT id FROM t LIMIT 1 FOR UPDATE SKIP LOCKED"),
-            "SELECT id FROM t LIMIT 1"
-        );
-        assert_eq!(without_lock_clause("select 1 for update "), "select 1");
-        assert_eq!(without_lock_clause("SELECT 1"), "SELECT 1");
     }
 
     #[test]

@@ -116,8 +116,10 @@ impl PostgresBackend {
     fn load_table(&mut self, layout: Layout) -> Result<()> {
         let stmt = Stmt {
             sql: "SELECT a.attname::text, format_type(a.atttypid, a.atttypmod), a.attnotnull, \
-                  a.atthasdef, a.attgenerated <> '', t.typtype::text \
+                  a.atthasdef, a.attgenerated <> '', t.typtype::text, co.collname::text, \
+                  coalesce(co.collisdeterministic, true) AND t.typname <> 'citext' \
                   FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid \
+                  LEFT JOIN pg_collation co ON co.oid = a.attcollation \
                   WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped \
                   ORDER BY a.attnum"
                 .into(),
@@ -139,6 +141,10 @@ impl PostgresBackend {
                 let has_default = row.next().and_then(|v| v.as_bool()).unwrap_or(false);
                 let generated = row.next().and_then(|v| v.as_bool()).unwrap_or(false);
                 let typtype = row.next().and_then(Value::into_text).unwrap_or_default();
+                let collation = row.next().and_then(Value::into_text);
+                // A nondeterministic collation (or citext) finds strings
+                // equal that are not the same bytes.
+                let exact = row.next().and_then(|v| v.as_bool()).unwrap_or(true);
                 CatalogColumn {
                     kind: classify(&ty, &typtype),
                     name,
@@ -146,6 +152,8 @@ impl PostgresBackend {
                     default: has_default.then(|| "DEFAULT".to_string()),
                     generated,
                     primary_key: false,
+                    collation,
+                    exact,
                 }
             })
             .collect();

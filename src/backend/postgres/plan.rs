@@ -44,11 +44,11 @@ pub fn plan(b: &mut PostgresBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> 
     // claim joins) that a LIMIT stops early is that table's business, not
     // the queue's. (A partition of the queue table is the queue's.)
     let queue_table = b.table.layout.table.name.as_str().to_ascii_lowercase();
-    let lexer = crate::explain::sqltext::Lexer::Postgres;
+    let lexer = crate::sql::sqltext::Lexer::Postgres;
     let others: Vec<String> =
-        crate::explain::sqltext::tables(&crate::explain::sqltext::tokenize(&stmt.sql, lexer))
+        crate::sql::sqltext::tables(&crate::sql::sqltext::tokenize(&stmt.sql, lexer))
             .into_iter()
-            .map(|(name, _)| crate::explain::sqltext::base_name(&name).to_ascii_lowercase())
+            .map(|(name, _)| crate::sql::sqltext::base_name(&name).to_ascii_lowercase())
             .filter(|name| *name != queue_table)
             .collect();
     findings.retain(|f| {

@@ -48,7 +48,31 @@ fn numeric_of_int(n: i64, out: &mut BytesMut) {
 }
 
 fn mismatch(bind: &Bind, ty: &Type) -> BoxError {
-    format!("cannot bind {bind:?} to a {} parameter", ty.name()).into()
+    let what = match bind {
+        Bind::Null => "NULL".to_string(),
+        Bind::Int(n) => format!("the number {n}"),
+        Bind::Float(f) => format!("the number {f}"),
+        Bind::Text(t) => format!("the text '{t}'"),
+        Bind::Json(_) => "a JSON value".to_string(),
+        Bind::Time(t) => format!("the time {}", crate::model::rfc3339(t)),
+        Bind::Bool(b) => format!("the boolean {b}"),
+    };
+    format!("cannot bind {what} to a {} parameter", ty.name()).into()
+}
+
+/// An integer for a narrower column, or why it does not fit.
+fn narrow<T: TryFrom<i64>>(n: i64, ty: &Type) -> Result<T, BoxError> {
+    let (min, max) = match *ty {
+        Type::INT2 => (i64::from(i16::MIN), i64::from(i16::MAX)),
+        _ => (i64::from(i32::MIN), i64::from(i32::MAX)),
+    };
+    T::try_from(n).map_err(|_| {
+        format!(
+            "{n} is out of range for this {} column ({min} to {max})",
+            ty.name()
+        )
+        .into()
+    })
 }
 
 impl ToSql for PgBind<'_> {
@@ -78,8 +102,8 @@ impl ToSql for PgBind<'_> {
         match self.0 {
             Bind::Null => Ok(IsNull::Yes),
             Bind::Int(n) => match *ty {
-                Type::INT2 => i16::try_from(*n)?.to_sql(ty, out),
-                Type::INT4 => i32::try_from(*n)?.to_sql(ty, out),
+                Type::INT2 => narrow::<i16>(*n, ty)?.to_sql(ty, out),
+                Type::INT4 => narrow::<i32>(*n, ty)?.to_sql(ty, out),
                 Type::INT8 => n.to_sql(ty, out),
                 Type::FLOAT8 => (*n as f64).to_sql(ty, out),
                 Type::FLOAT4 => (*n as f32).to_sql(ty, out),
@@ -94,7 +118,7 @@ impl ToSql for PgBind<'_> {
                 Type::FLOAT8 => f.to_sql(ty, out),
                 Type::FLOAT4 => (*f as f32).to_sql(ty, out),
                 Type::INT8 => (f.round() as i64).to_sql(ty, out),
-                Type::INT4 => i32::try_from(f.round() as i64)?.to_sql(ty, out),
+                Type::INT4 => narrow::<i32>(f.round() as i64, ty)?.to_sql(ty, out),
                 _ => Err(mismatch(self.0, ty)),
             },
             Bind::Text(text) => match *ty {

@@ -181,10 +181,12 @@ impl SqliteBackend {
                 .into(),
             binds: vec![
                 Bind::Text(self.table.layout.table.name.to_string()),
-                Bind::Text(schema),
+                Bind::Text(schema.clone()),
             ],
         };
+        let schema_name = schema;
         let rows = self.query(&stmt)?;
+        let table = self.table.layout.table.name.to_string();
         Ok(rows
             .into_iter()
             .map(|row| {
@@ -206,6 +208,18 @@ impl SqliteBackend {
                 } else {
                     ColumnKind::Text
                 };
+                // NOCASE folds case and RTRIM ignores trailing spaces;
+                // BINARY (the default) compares bytes.
+                let collation = self
+                    .conn
+                    .column_metadata(Some(schema_name.as_str()), table.as_str(), name.as_str())
+                    .ok()
+                    .and_then(|m| m.1)
+                    .map(|c| c.to_string_lossy().into_owned());
+                let exact = kind != ColumnKind::Text
+                    || collation
+                        .as_deref()
+                        .is_none_or(|c| c.eq_ignore_ascii_case("BINARY"));
                 (
                     CatalogColumn {
                         name,
@@ -215,6 +229,8 @@ impl SqliteBackend {
                         default,
                         generated: hidden == 2 || hidden == 3,
                         primary_key: pk,
+                        collation,
+                        exact,
                     },
                     declared,
                 )

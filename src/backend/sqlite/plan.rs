@@ -474,9 +474,9 @@ pub fn measure(b: &mut SqliteBackend, stmt: &Stmt) -> Result<Measured> {
                 let count = Stmt {
                     sql: format!(
                         "SELECT count(*) FROM ({})",
-                        crate::explain::sqltext::unordered(
+                        crate::sql::sqltext::unordered(
                             &stmt.sql,
-                            crate::explain::sqltext::Lexer::Sqlite
+                            crate::sql::sqltext::Lexer::Sqlite
                         )
                     ),
                     binds: stmt.binds.clone(),

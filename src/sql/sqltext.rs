@@ -6,21 +6,27 @@
 //! writing), and the shape of that read part (equality, order and range
 //! columns, literal filters) to derive the index that serves it.
 
-/// Which database's lexical rules apply.
+/// Which database's lexical rules apply (each dialect names its own).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lexer {
     /// `?`, `?N`, `:name`, `@name`, `$name`; `[ident]` and backticks.
     Sqlite,
     /// `$N`; `$tag$...$tag$` strings, `E'...'` escapes, nested comments.
     Postgres,
+    /// `?` only (`@name` is a user variable); backticks; `#` comments;
+    /// `'...'` and `"..."` strings with backslash escapes, as the server
+    /// reads them in its default SQL mode.
+    Mysql,
 }
 
 impl Lexer {
-    pub fn of(dialect_name: &str) -> Lexer {
-        if dialect_name == "postgres" {
-            Lexer::Postgres
-        } else {
-            Lexer::Sqlite
+    /// A placeholder numbered `n` as the database writes it.
+    pub fn placeholder(self, n: usize) -> String {
+        match self {
+            Lexer::Postgres => format!("${n}"),
+            Lexer::Sqlite => format!("?{n}"),
+            // Positional: numbered by where it stands.
+            Lexer::Mysql => "?".to_string(),
         }
     }
 }
@@ -82,11 +88,12 @@ pub fn tokenize(sql: &str, lexer: Lexer) -> Vec<Token> {
     let mut depth = 0usize;
     let mut i = 0;
     let pg = lexer == Lexer::Postgres;
+    let my = lexer == Lexer::Mysql;
     while i < b.len() {
         let c = b[i];
         let start = i;
-        // Comments.
-        if c == b'-' && b.get(i + 1) == Some(&b'-') {
+        // Comments (MySQL's `#` too).
+        if (c == b'-' && b.get(i + 1) == Some(&b'-')) || (my && c == b'#') {
             while i < b.len() && b[i] != b'\n' {
                 i += 1;
             }
@@ -122,10 +129,13 @@ pub fn tokenize(sql: &str, lexer: Lexer) -> Vec<Token> {
                 depth,
             })
         };
-        // String literals: 'it''s', and on PostgreSQL E'it\'s'.
-        let escaped = pg && (c == b'E' || c == b'e') && b.get(i + 1) == Some(&b'\'');
+        // String literals: 'it''s', on PostgreSQL E'it\'s', on MySQL
+        // 'it\'s' and "it's".
+        let escaped = (pg && (c == b'E' || c == b'e') && b.get(i + 1) == Some(&b'\''))
+            || (my && (c == b'\'' || c == b'"'));
+        let quote = if my && c == b'"' { b'"' } else { b'\'' };
         if c == b'\'' || escaped {
-            i += if escaped { 2 } else { 1 };
+            i += if escaped && !my { 2 } else { 1 };
             let mut text = Vec::new();
             while i < b.len() {
                 if escaped && b[i] == b'\\' && i + 1 < b.len() {
@@ -133,9 +143,9 @@ pub fn tokenize(sql: &str, lexer: Lexer) -> Vec<Token> {
                     i += 2;
                     continue;
                 }
-                if b[i] == b'\'' {
-                    if b.get(i + 1) == Some(&b'\'') {
-                        text.push(b'\'');
+                if b[i] == quote {
+                    if b.get(i + 1) == Some(&quote) {
+                        text.push(quote);
                         i += 2;
                         continue;
                     }
@@ -155,9 +165,9 @@ pub fn tokenize(sql: &str, lexer: Lexer) -> Vec<Token> {
         }
         // Quoted identifiers: "a""b", and SQLite's `a` and [a].
         let close = match c {
-            b'"' => Some(b'"'),
+            b'"' if !my => Some(b'"'),
             b'`' if !pg => Some(b'`'),
-            b'[' if !pg => Some(b']'),
+            b'[' if lexer == Lexer::Sqlite => Some(b']'),
             _ => None,
         };
         if let Some(close) = close {
@@ -208,7 +218,7 @@ pub fn tokenize(sql: &str, lexer: Lexer) -> Vec<Token> {
                     push(TokKind::Str, text, i, depth);
                     continue;
                 }
-            } else if b.get(i + 1).is_some_and(|n| ident_char(*n)) {
+            } else if lexer == Lexer::Sqlite && b.get(i + 1).is_some_and(|n| ident_char(*n)) {
                 i += 1;
                 while i < b.len() && (ident_char(b[i]) || b[i] == b':') {
                     // $name and $a::b (Tcl-style) are one parameter.
@@ -223,13 +233,16 @@ pub fn tokenize(sql: &str, lexer: Lexer) -> Vec<Token> {
         }
         if !pg && c == b'?' {
             i += 1;
-            while i < b.len() && b[i].is_ascii_digit() {
+            while !my && i < b.len() && b[i].is_ascii_digit() {
                 i += 1;
             }
             push(TokKind::Param, sql[start..i].to_string(), i, depth);
             continue;
         }
-        if !pg && (c == b':' || c == b'@') && b.get(i + 1).is_some_and(|n| ident_char(*n)) {
+        if lexer == Lexer::Sqlite
+            && (c == b':' || c == b'@')
+            && b.get(i + 1).is_some_and(|n| ident_char(*n))
+        {
             i += 1;
             while i < b.len() && ident_char(b[i]) {
                 i += 1;
@@ -751,7 +764,10 @@ pub fn read_part(sql: &str, lexer: Lexer, table: &str) -> Option<ReadPart> {
         .iter()
         .copied()
         .find(|&c| reads_table(c) && picks(c))
-        .or_else(|| candidates.iter().copied().find(|&c| reads_table(c)))?;
+        .or_else(|| candidates.iter().copied().find(|&c| reads_table(c)));
+    let Some(chosen) = chosen else {
+        return single_table_write(sql, &tokens, lexer, &verb, &table);
+    };
     // The CTEs the chosen part reads (by name), in their order.
     let names_used: Vec<String> = tokens[chosen.0..chosen.1]
         .iter()
@@ -763,6 +779,65 @@ pub fn read_part(sql: &str, lexer: Lexer, table: &str) -> Option<ReadPart> {
         .filter(|c| names_used.contains(&c.name))
         .collect();
     Some(render(sql, &tokens, chosen.0, chosen.1, lexer, &needed))
+}
+
+/// The rows a single-table `UPDATE t SET ... WHERE ... [ORDER BY ...]
+/// [LIMIT n]` or `DELETE FROM t WHERE ...` changes, as the SELECT that
+/// reads them (Delayed::Job's MySQL reserve is such an UPDATE).
+fn single_table_write(
+    sql: &str,
+    tokens: &[Token],
+    lexer: Lexer,
+    verb: &str,
+    table: &str,
+) -> Option<ReadPart> {
+    let top = |i: usize| tokens.get(i).filter(|t| t.depth == 0);
+    let at = tokens.iter().position(|t| t.depth == 0 && t.is(verb))?;
+    let mut i = at + 1;
+    // MySQL's modifiers, then DELETE's FROM.
+    while top(i).is_some_and(|t| t.is("low_priority") || t.is("ignore") || t.is("quick")) {
+        i += 1;
+    }
+    if verb == "delete" {
+        if !top(i)?.is("from") {
+            return None;
+        }
+        i += 1;
+    }
+    // The table, maybe qualified.
+    let first = i;
+    while top(i + 1).is_some_and(|t| t.punct(".")) {
+        i += 2;
+    }
+    let name = tokens.get(i)?.name()?;
+    if !base_name(&name).eq_ignore_ascii_case(table) {
+        return None;
+    }
+    let named = &sql[tokens[first].start..tokens[i].end];
+    let from = (i + 1..tokens.len()).find(|&j| tokens[j].depth == 0 && tokens[j].is("where"))?;
+    // A second table (UPDATE a, b / JOIN / USING / FROM) is not a
+    // single-table write.
+    let set = (i + 1..from)
+        .find(|&j| tokens[j].depth == 0 && tokens[j].is("set"))
+        .unwrap_or(from);
+    let after_set = tokens[set..from]
+        .iter()
+        .any(|t| t.depth == 0 && (t.is("from") || t.is("using")));
+    if after_set
+        || tokens[i + 1..set]
+            .iter()
+            .any(|t| t.depth == 0 && (t.punct(",") || t.is("join") || t.is("using")))
+    {
+        return None;
+    }
+    let to = (from..tokens.len())
+        .find(|&j| tokens[j].depth == 0 && tokens[j].is("returning"))
+        .unwrap_or(tokens.len());
+    let part = render(sql, tokens, from, to, lexer, &[]);
+    Some(ReadPart {
+        sql: format!("SELECT * FROM {named} {}", part.sql),
+        params: part.params,
+    })
 }
 
 #[derive(Debug)]
@@ -851,27 +926,8 @@ fn render(
         let mut i = range.0;
         let mut last_end: Option<usize> = None;
         while i < range.1 {
-            // Drop FOR UPDATE / FOR NO KEY UPDATE / FOR SHARE / FOR KEY
-            // SHARE [OF a, b] [SKIP LOCKED | NOWAIT].
-            if tokens[i].is("for")
-                && tokens
-                    .get(i + 1)
-                    .is_some_and(|t| t.is("update") || t.is("share") || t.is("no") || t.is("key"))
-            {
-                i += 1;
-                while i < range.1
-                    && ([
-                        "no", "key", "update", "share", "of", "skip", "locked", "nowait",
-                    ]
-                    .iter()
-                    .any(|k| tokens[i].is(k))
-                        || tokens[i].punct(",")
-                        || (i > 0
-                            && (tokens[i - 1].is("of") || tokens[i - 1].punct(","))
-                            && tokens[i].name().is_some()))
-                {
-                    i += 1;
-                }
+            if let Some(end) = lock_clause_end(tokens, i, range.1) {
+                i = end;
                 continue;
             }
             let t = &tokens[i];
@@ -890,10 +946,7 @@ fn render(
                         params.len()
                     }
                 };
-                text.push_str(&match lexer {
-                    Lexer::Postgres => format!("${new}"),
-                    Lexer::Sqlite => format!("?{new}"),
-                });
+                text.push_str(&lexer.placeholder(new));
             } else {
                 text.push_str(&sql[t.start..t.end]);
             }
@@ -918,6 +971,65 @@ fn render(
     }
     piece((from, to), &mut text, &mut params);
     ReadPart { sql: text, params }
+}
+
+/// Where a locking clause that starts at token `i` ends (the index after
+/// it), if one does: FOR UPDATE / FOR NO KEY UPDATE / FOR SHARE / FOR KEY
+/// SHARE [OF a, b] [SKIP LOCKED | NOWAIT | WAIT n], and MySQL's LOCK IN
+/// SHARE MODE. Row locks are writes: what qctl runs of an application's
+/// statement never takes them.
+fn lock_clause_end(tokens: &[Token], i: usize, end: usize) -> Option<usize> {
+    let t = |j: usize| tokens.get(j).filter(|_| j < end);
+    if t(i)?.is("lock")
+        && t(i + 1).is_some_and(|t| t.is("in"))
+        && t(i + 2).is_some_and(|t| t.is("share"))
+        && t(i + 3).is_some_and(|t| t.is("mode"))
+    {
+        return Some(i + 4);
+    }
+    if !(t(i)?.is("for")
+        && t(i + 1).is_some_and(|t| t.is("update") || t.is("share") || t.is("no") || t.is("key")))
+    {
+        return None;
+    }
+    let mut j = i + 1;
+    while let Some(tok) = t(j) {
+        let keyword = ["no", "key", "update", "share", "of", "skip", "locked", "nowait", "wait"]
+            .iter()
+            .any(|k| tok.is(k));
+        let listed = tok.punct(",")
+            || tok.punct(".")
+            || (tokens[j - 1].is("of") || tokens[j - 1].punct(",") || tokens[j - 1].punct("."))
+                && tok.name().is_some()
+            || (tokens[j - 1].is("wait") && tok.kind == TokKind::Number);
+        if !(keyword || listed) {
+            break;
+        }
+        j += 1;
+    }
+    Some(j)
+}
+
+/// The statement with its locking clauses removed and everything else as
+/// written (placeholders keep their numbers): what binding and planning
+/// see of an application's claim, in a read-only transaction.
+pub fn without_locks(sql: &str, lexer: Lexer) -> String {
+    let tokens = tokenize(sql, lexer);
+    let mut out = String::with_capacity(sql.len());
+    let mut copied = 0;
+    let mut i = 0;
+    while i < tokens.len() {
+        match lock_clause_end(&tokens, i, tokens.len()) {
+            Some(end) => {
+                out.push_str(sql[copied..tokens[i].start].trim_end());
+                copied = tokens[end - 1].end;
+                i = end;
+            }
+            None => i += 1,
+        }
+    }
+    out.push_str(&sql[copied..]);
+    out.trim_end().to_string()
 }
 
 /// A SELECT without its trailing ORDER BY, LIMIT and OFFSET: the rows
@@ -1138,6 +1250,67 @@ fn conjunct(part: &[Token], shape: &mut QueryShape) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lock_clauses_come_off_wherever_they_stand() {
+        let mysql = |sql| without_locks(sql, Lexer::Mysql);
+        assert_eq!(
+            mysql("SELECT id FROM t LIMIT 1 FOR UPDATE SKIP LOCKED"),
+            "SELECT id FROM t LIMIT 1"
+        );
+        assert_eq!(mysql("select 1 for update "), "select 1");
+        assert_eq!(mysql("SELECT 1"), "SELECT 1");
+        assert_eq!(
+            mysql("SELECT * FROM `jobs` WHERE `queue` = ? LIMIT 1 LOCK IN SHARE MODE"),
+            "SELECT * FROM `jobs` WHERE `queue` = ? LIMIT 1"
+        );
+        assert_eq!(
+            mysql("SELECT id FROM t WHERE q = 'for update' FOR UPDATE NOWAIT # done"),
+            "SELECT id FROM t WHERE q = 'for update' # done"
+        );
+        assert_eq!(
+            without_locks(
+                "UPDATE j SET s = 1 FROM (SELECT id FROM j FOR NO KEY UPDATE OF j SKIP LOCKED) b \
+                 WHERE j.id = b.id RETURNING $1",
+                Lexer::Postgres
+            ),
+            "UPDATE j SET s = 1 FROM (SELECT id FROM j) b WHERE j.id = b.id RETURNING $1"
+        );
+        assert_eq!(
+            without_locks("SELECT id FROM j FOR SHARE OF s.j WAIT 5", Lexer::Mysql),
+            "SELECT id FROM j"
+        );
+    }
+
+    #[test]
+    fn mysql_reads_backslash_escapes_double_quoted_strings_and_hash_comments() {
+        let sql = "SELECT \"it's ?\" , 'a\\'?' FROM `j?` # ?\nWHERE q = ? AND @v = ?";
+        assert_eq!(
+            params(sql, Lexer::Mysql),
+            vec![("?".to_string(), 1), ("?".to_string(), 2)]
+        );
+    }
+
+    #[test]
+    fn a_single_table_write_reads_the_rows_it_changes() {
+        let part = read_part(
+            "UPDATE delayed_jobs SET locked_at = ?, locked_by = ? WHERE ((run_at <= ? AND \
+             (locked_at IS NULL OR locked_at < ?)) OR locked_by = ?) AND failed_at IS NULL \
+             ORDER BY priority ASC, run_at ASC LIMIT 1",
+            Lexer::Mysql,
+            "delayed_jobs",
+        )
+        .unwrap();
+        assert_eq!(
+            part.sql,
+            "SELECT * FROM delayed_jobs WHERE ( ( run_at <= ? AND ( locked_at IS NULL OR \
+             locked_at < ? ) ) OR locked_by = ? ) AND failed_at IS NULL ORDER BY priority ASC , \
+             run_at ASC LIMIT 1"
+        );
+        assert_eq!(part.params, vec![3, 4, 5]);
+        assert!(read_part("UPDATE a, b SET a.x = 1 WHERE a.id = b.id", Lexer::Mysql, "a").is_none());
+        assert!(read_part("DELETE FROM other WHERE id = ?", Lexer::Mysql, "jobs").is_none());
+    }
 
     fn params(sql: &str, lexer: Lexer) -> Vec<(String, usize)> {
         placeholders(&tokenize(sql, lexer))
