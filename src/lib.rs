@@ -25,6 +25,7 @@ pub mod render;
 pub mod request;
 pub mod sql;
 pub mod target;
+pub mod url;
 
 use std::ffi::OsString;
 use std::time::Duration;

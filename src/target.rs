@@ -253,24 +253,10 @@ fn redact_url(text: &str, authority: usize) -> String {
     format!("{scheme}{userinfo}{after}")
 }
 
+/// A URL key decoded for comparing, or as written where it is not valid
+/// percent-encoding (such a URL is refused when it is parsed anyway).
 fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let Some(byte) = text
-                .get(i + 1..i + 3)
-                .and_then(|hex| u8::from_str_radix(hex, 16).ok())
-        {
-            out.push(byte);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    crate::url::percent_decode(text).unwrap_or_else(|_| text.to_string())
 }
 
 fn redact_keywords(text: &str) -> String {

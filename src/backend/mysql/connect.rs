@@ -361,101 +361,41 @@ fn option_file() -> BTreeMap<String, String> {
     params
 }
 
-fn percent_decode(text: &str) -> Result<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let byte = text
-                .get(i + 1..i + 3)
-                .and_then(|hex| u8::from_str_radix(hex, 16).ok())
-                .ok_or_else(|| QctlError::usage("invalid percent-encoding in the database URL"))?;
-            out.push(byte);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out)
-        .map_err(|_| QctlError::usage("the database URL is not UTF-8 once decoded"))
-}
-
 /// `mysql://user:password@host:port/database?ssl-mode=...&ssl-ca=...`
 pub fn parse_url(url: &str) -> Result<BTreeMap<String, String>> {
+    let parsed = crate::url::parse(url)?;
     let mut params = BTreeMap::new();
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let (rest, query) = match rest.split_once('?') {
-        Some((rest, query)) => (rest, Some(query)),
-        None => (rest, None),
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i + 1..]),
-        None => (rest, ""),
-    };
-    let hostport = match authority.rfind('@') {
-        Some(at) => {
-            let userinfo = &authority[..at];
-            let (user, password) = match userinfo.split_once(':') {
-                Some((user, password)) => (user, Some(password)),
-                None => (userinfo, None),
-            };
-            if !user.is_empty() {
-                params.insert("user".into(), percent_decode(user)?);
+    params.extend(parsed.user.map(|u| ("user".to_string(), u)));
+    params.extend(parsed.password.map(|p| ("password".to_string(), p)));
+    match parsed.hosts.as_slice() {
+        [] => {}
+        [(host, port)] => {
+            if !host.is_empty() {
+                params.insert("host".into(), host.clone());
             }
-            if let Some(password) = password {
-                params.insert("password".into(), percent_decode(password)?);
+            if let Some(port) = port {
+                params.insert("port".into(), port.clone());
             }
-            &authority[at + 1..]
         }
-        None => authority,
-    };
-    if hostport.contains(',') {
-        return Err(QctlError::usage(format!(
-            "{} names several hosts; qctl connects to one MySQL server",
-            redact(url)
-        )));
-    }
-    let (host, port) = if let Some(stripped) = hostport.strip_prefix('[') {
-        let (host, rest) = stripped
-            .split_once(']')
-            .ok_or_else(|| QctlError::usage("unclosed [ in the database URL's host"))?;
-        (host.to_string(), rest.strip_prefix(':').map(str::to_string))
-    } else {
-        match hostport.rsplit_once(':') {
-            Some((host, port)) => (host.to_string(), Some(port.to_string())),
-            None => (hostport.to_string(), None),
+        _ => {
+            return Err(QctlError::usage(format!(
+                "{} names several hosts; qctl connects to one MySQL server",
+                redact(url)
+            )));
         }
-    };
-    if !host.is_empty() {
-        params.insert("host".into(), percent_decode(&host)?);
     }
-    if let Some(port) = port.filter(|p| !p.is_empty()) {
-        params.insert("port".into(), port);
-    }
-    let path = path.trim_end_matches('/');
-    if path.contains('/') {
+    let database = parsed.database.trim_end_matches('/');
+    if database.contains('/') {
         return Err(QctlError::usage(format!(
             "invalid database name in {}: write mysql://host/DATABASE",
             redact(url)
         )));
     }
-    if !path.is_empty() {
-        params.insert("database".into(), percent_decode(path)?);
+    if !database.is_empty() {
+        params.insert("database".into(), database.to_string());
     }
-    for pair in query
-        .into_iter()
-        .flat_map(|q| q.split('&'))
-        .filter(|p| !p.is_empty())
-    {
-        let (key, value) = pair.split_once('=').ok_or_else(|| {
-            QctlError::usage(format!(
-                "invalid URL parameter '{}': write key=value",
-                redact(pair)
-            ))
-        })?;
-        let key = percent_decode(key)?.to_ascii_lowercase().replace('_', "-");
+    for (key, value) in parsed.params {
+        let key = key.to_ascii_lowercase().replace('_', "-");
         let key = match key.as_str() {
             "sslmode" => "ssl-mode".to_string(),
             "sslca" | "sslrootcert" => "ssl-ca".to_string(),
@@ -468,7 +408,6 @@ pub fn parse_url(url: &str) -> Result<BTreeMap<String, String>> {
                 redact(url)
             )));
         }
-        let value = percent_decode(value)?;
         if key == "ssl-mode" {
             SslMode::parse(&value)?;
         }

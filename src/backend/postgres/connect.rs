@@ -295,96 +295,29 @@ fn pgpass_password(host: &str, port: &str, dbname: &str, user: &str) -> Option<S
     None
 }
 
-fn percent_decode(text: &str) -> Result<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
-            let byte = u8::from_str_radix(hex, 16)
-                .map_err(|_| QctlError::usage("invalid percent-encoding in the database URL"))?;
-            out.push(byte);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out)
-        .map_err(|_| QctlError::usage("the database URL is not UTF-8 once decoded"))
-}
-
+/// A `postgres://` URL as libpq's parameters: several hosts (with their
+/// ports) for failover, `dbname`, and the query's parameters as given.
 fn parse_url(url: &str) -> Result<BTreeMap<String, String>> {
+    let parsed = crate::url::parse(url)?;
     let mut params = BTreeMap::new();
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let (rest, query) = match rest.split_once('?') {
-        Some((rest, query)) => (rest, Some(query)),
-        None => (rest, None),
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i + 1..]),
-        None => (rest, ""),
-    };
-    let hosts = match authority.rfind('@') {
-        Some(at) => {
-            let userinfo = &authority[..at];
-            let (user, password) = match userinfo.split_once(':') {
-                Some((user, password)) => (user, Some(password)),
-                None => (userinfo, None),
-            };
-            if !user.is_empty() {
-                params.insert("user".into(), percent_decode(user)?);
-            }
-            if let Some(password) = password {
-                params.insert("password".into(), percent_decode(password)?);
-            }
-            &authority[at + 1..]
-        }
-        None => authority,
-    };
-    let mut host_list = Vec::new();
-    let mut port_list = Vec::new();
-    for entry in hosts.split(',').filter(|h| !h.is_empty()) {
-        let (host, port) = if let Some(stripped) = entry.strip_prefix('[') {
-            // [::1]:5432
-            let (host, rest) = stripped
-                .split_once(']')
-                .ok_or_else(|| QctlError::usage("unclosed [ in the database URL's host"))?;
-            (host.to_string(), rest.strip_prefix(':').map(str::to_string))
-        } else {
-            match entry.rsplit_once(':') {
-                Some((host, port)) => (host.to_string(), Some(port.to_string())),
-                None => (entry.to_string(), None),
-            }
-        };
-        host_list.push(percent_decode(&host)?);
-        if let Some(port) = port {
-            port_list.push(port);
+    params.extend(parsed.user.map(|u| ("user".to_string(), u)));
+    params.extend(parsed.password.map(|p| ("password".to_string(), p)));
+    if !parsed.hosts.is_empty() {
+        let hosts: Vec<&str> = parsed.hosts.iter().map(|(h, _)| h.as_str()).collect();
+        params.insert("host".into(), hosts.join(","));
+        let ports: Vec<&str> = parsed
+            .hosts
+            .iter()
+            .filter_map(|(_, p)| p.as_deref())
+            .collect();
+        if !ports.is_empty() {
+            params.insert("port".into(), ports.join(","));
         }
     }
-    if !host_list.is_empty() {
-        params.insert("host".into(), host_list.join(","));
+    if !parsed.database.is_empty() {
+        params.insert("dbname".into(), parsed.database);
     }
-    if !port_list.is_empty() {
-        params.insert("port".into(), port_list.join(","));
-    }
-    if !path.is_empty() {
-        params.insert("dbname".into(), percent_decode(path)?);
-    }
-    for pair in query
-        .into_iter()
-        .flat_map(|q| q.split('&'))
-        .filter(|p| !p.is_empty())
-    {
-        let (key, value) = pair.split_once('=').ok_or_else(|| {
-            QctlError::usage(format!(
-                "invalid URL parameter '{}': write key=value",
-                redact(pair)
-            ))
-        })?;
-        params.insert(percent_decode(key)?, percent_decode(value)?);
-    }
+    params.extend(parsed.params);
     Ok(params)
 }
 
