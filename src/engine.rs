@@ -412,8 +412,13 @@ pub fn reap<B: Backend + ?Sized>(
     let mut outcome = ReapOutcome::new(request.dry_run, request.show);
     if request.dry_run {
         in_tx(b, TxMode::Write, false, |b| {
-            while reap_batch(b, request, &mut outcome, each)? > 0 {}
-            Ok(())
+            loop {
+                let jobs = reap_batch(b, request)?;
+                if jobs.is_empty() {
+                    return Ok(());
+                }
+                outcome.record_batch(jobs, each)?;
+            }
         })?;
         return Ok(outcome);
     }
@@ -428,15 +433,20 @@ pub fn reap<B: Backend + ?Sized>(
     let result = loop {
         let started = std::time::Instant::now();
         let batch = if one_statement {
-            reap_batch(b, request, &mut outcome, each)
+            reap_batch(b, request)
         } else {
-            in_tx(b, TxMode::Write, true, |b| {
-                reap_batch(b, request, &mut outcome, each)
-            })
+            in_tx(b, TxMode::Write, true, |b| reap_batch(b, request))
         };
+        // A batch's jobs are reported once it has committed: a stream
+        // never shows a job that an interrupted batch put back.
         match batch {
-            Ok(0) => break Ok(()),
-            Ok(_) => pause_after(b, started),
+            Ok(jobs) if jobs.is_empty() => break Ok(()),
+            Ok(jobs) => {
+                if let Err(err) = outcome.record_batch(jobs, each) {
+                    break Err(err);
+                }
+                pause_after(b, started);
+            }
             Err(err) => break Err(stopped_after(err, outcome.total(), "reaped")),
         }
     };
@@ -458,14 +468,8 @@ fn run_steps<B: Backend + ?Sized>(b: &mut B, steps: &[Stmt]) -> Result<Vec<crate
     Ok(rows)
 }
 
-/// One reap batch inside the caller's transaction; returns how many jobs
-/// it reaped.
-fn reap_batch<B: Backend + ?Sized>(
-    b: &mut B,
-    request: &ReapRequest,
-    outcome: &mut ReapOutcome,
-    each: &mut dyn FnMut(&ReapedJob) -> Result<()>,
-) -> Result<usize> {
+/// One reap batch inside the caller's transaction: the jobs it reaped.
+fn reap_batch<B: Backend + ?Sized>(b: &mut B, request: &ReapRequest) -> Result<Vec<ReapedJob>> {
     let own = sql(b).steps("reap", request.batch_size, &[]);
     let rows = if let Some(steps) = own {
         run_steps(b, &steps)?
@@ -482,17 +486,8 @@ fn reap_batch<B: Backend + ?Sized>(
         }
         rows
     };
-    let n = rows.len();
-    if n > 0 {
-        outcome.batches += 1;
-    }
     let q = sql(b);
-    for row in rows {
-        let job = q.decode_reaped(row);
-        each(&job)?;
-        outcome.record(job);
-    }
-    Ok(n)
+    Ok(rows.into_iter().map(|row| q.decode_reaped(row)).collect())
 }
 
 /// Deletes old finished jobs in batches; a dry run counts them.

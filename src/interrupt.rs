@@ -1,4 +1,5 @@
-//! Ctrl-C. qctl ends with exit code 130; before it does, every statement
+//! Ctrl-C, SIGTERM and SIGHUP. qctl ends with exit code 130 (interrupted)
+//! for each; before it does, every statement
 //! a server is running for it is cancelled (a server keeps running a
 //! statement whose client went away until it next writes to it), and
 //! work that must clean up after a cancelled statement (an index build
@@ -16,7 +17,8 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Sections that must run to the end after a cancel (cleanups).
 static CLEANUPS: AtomicUsize = AtomicUsize::new(0);
 
-/// Installs the Ctrl-C handler.
+/// Installs the handler of Ctrl-C (SIGINT), SIGTERM and SIGHUP: a
+/// service manager's stop cleans up as Ctrl-C does.
 pub fn install() {
     let _ = ctrlc::set_handler(|| {
         if INTERRUPTED.swap(true, Ordering::SeqCst) {

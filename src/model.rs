@@ -420,6 +420,21 @@ impl ReapOutcome {
         }
     }
 
+    /// Records a committed (or, in a dry run, rolled-back) batch, each
+    /// job passed to `each` first (the stream).
+    pub fn record_batch(
+        &mut self,
+        jobs: Vec<ReapedJob>,
+        each: &mut dyn FnMut(&ReapedJob) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        self.batches += 1;
+        for job in jobs {
+            each(&job)?;
+            self.record(job);
+        }
+        Ok(())
+    }
+
     pub fn total(&self) -> u64 {
         self.requeued + self.dead_lettered
     }

@@ -156,7 +156,13 @@ pub trait Backend {
             TxMode::Write => dialect.begin_write,
         })
     }
+    /// Commits, unless qctl was interrupted: work stopped by Ctrl-C or
+    /// SIGTERM is rolled back, never half kept.
     fn commit(&mut self) -> Result<()> {
+        if crate::interrupt::interrupted() {
+            let _ = self.rollback();
+            return Err(QctlError::Interrupted.into());
+        }
         self.run("COMMIT")
     }
     fn rollback(&mut self) -> Result<()> {

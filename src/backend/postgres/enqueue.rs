@@ -99,6 +99,10 @@ pub fn enqueue(
         count += 1;
     }
     writer.finish().map_err(fail)?;
+    if crate::interrupt::interrupted() {
+        // Dropping the transaction rolls it back.
+        return Err(crate::error::QctlError::Interrupted.into());
+    }
     tx.commit().map_err(|e| {
         anyhow::anyhow!(
             "cannot commit the enqueue: {}; nothing was enqueued",
