@@ -104,6 +104,16 @@ pub enum QctlError {
 }
 
 impl QctlError {
+    /// Whether an error is a missing privilege, wherever it was raised.
+    pub fn is_privilege(err: &anyhow::Error) -> bool {
+        err.chain().any(|cause| {
+            matches!(
+                cause.downcast_ref::<QctlError>(),
+                Some(QctlError::Privilege { .. })
+            )
+        })
+    }
+
     /// The exit code: 2 for errors, 1 where the answer is simply "not now".
     pub fn exit_code(&self) -> u8 {
         match self {

@@ -6,12 +6,12 @@
 pub mod measure;
 pub mod placeholders;
 
-
 use anyhow::Result;
 use serde::Serialize;
 
 use crate::backend::{Backend, IndexState, PlanHow, TxMode};
 use crate::engine::{first_int, in_tx};
+use crate::error::QctlError;
 use crate::layout::{Concept, Ident, Status};
 use crate::request::{
     ClaimRequest, ExplainRequest, ExplainTarget, PurgeRequest, ReapRequest, StaleRule,
@@ -21,9 +21,9 @@ use crate::sql::ddl::{IndexPurpose, IndexSpec};
 use crate::sql::dialect::LockMode;
 use crate::sql::queue::QueueSql;
 
+use crate::sql::sqltext;
 pub use measure::{Measure, Measured};
 pub use placeholders::{Guess, guess_placeholders};
-use crate::sql::sqltext;
 
 /// Below this many rows a plan is not representative.
 pub const SMALL_TABLE_ROWS: f64 = 1_000.0;
@@ -567,8 +567,23 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
             sort_rows: sort_rows(&measured),
             sort_threshold: request.sort_threshold,
         };
-        let planned = planned(b.table().dialect, &sample);
-        let plan = b.plan(&planned, how)?;
+        let mut planned = planned(b.table().dialect, &sample);
+        // Planning a write checks the privileges of the write (PostgreSQL):
+        // a role that may only read is shown the plan of the read part,
+        // which is what an index serves.
+        let plan = match (b.plan(&planned, how), &sample.read) {
+            (Err(err), Some(read)) if QctlError::is_privilege(&err) => {
+                planned = read.clone();
+                notes.push(format!(
+                    "the {} check planned the statement's read part: this role may not plan \
+                     its write ({})",
+                    target.name(),
+                    short_error(&err)
+                ));
+                b.plan(&planned, how)?
+            }
+            (plan, _) => plan?,
+        };
         // A sort that receives no more rows than the query returns only
         // orders its result (an outer ORDER BY over `id IN (... LIMIT 1)`).
         let result_sort = measured.as_ref().is_some_and(|m| {

@@ -9,10 +9,10 @@
 
 use anyhow::Result;
 
-use crate::sql::sqltext::{self, Context, Lexer};
 use super::{FindingKind, PlanFinding, Severity};
 use crate::backend::Backend;
 use crate::layout::{Concept, Ident, Layout, Status};
+use crate::sql::sqltext::{self, Context, Lexer};
 use crate::sql::{Bind, Stmt, Value};
 
 /// What value a placeholder stands for.

@@ -11,8 +11,8 @@ use chrono::{DateTime, Utc};
 
 use super::Binds;
 use super::ddl::DdlTypes;
-use super::sqltext::Lexer;
 use super::schema::{ColumnKind, TimeRepr};
+use super::sqltext::Lexer;
 use super::time::encode;
 use crate::layout::{Ident, TableName};
 
@@ -318,7 +318,10 @@ pub static MYSQL: Dialect = Dialect {
     lexer: Lexer::Mysql,
     exact_collation_hint: "give the column a binary NO PAD collation (MariaDB utf8mb4_nopad_bin, MySQL 8 utf8mb4_0900_bin)",
     text_compares_exactly: false,
-    exact_text: ("CAST(CONVERT({} USING utf8mb4) AS BINARY)", "CAST({} AS BINARY)"),
+    exact_text: (
+        "CAST(CONVERT({} USING utf8mb4) AS BINARY)",
+        "CAST({} AS BINARY)",
+    ),
     exact_collations: &["utf8mb4_nopad_bin", "utf8mb4_0900_bin"],
     explains_writes_read_only: false,
 };

@@ -217,7 +217,10 @@ impl<'t> QueueSql<'t> {
         match queue {
             Some(queue) => {
                 let column = self.t.require(Concept::Queue, "--queue filters on")?;
-                Ok(format!(" AND {}", self.same(Concept::Queue, &column, &b.push(queue))))
+                Ok(format!(
+                    " AND {}",
+                    self.same(Concept::Queue, &column, &b.push(queue))
+                ))
             }
             None => Ok(String::new()),
         }

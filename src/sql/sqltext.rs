@@ -994,9 +994,11 @@ fn lock_clause_end(tokens: &[Token], i: usize, end: usize) -> Option<usize> {
     }
     let mut j = i + 1;
     while let Some(tok) = t(j) {
-        let keyword = ["no", "key", "update", "share", "of", "skip", "locked", "nowait", "wait"]
-            .iter()
-            .any(|k| tok.is(k));
+        let keyword = [
+            "no", "key", "update", "share", "of", "skip", "locked", "nowait", "wait",
+        ]
+        .iter()
+        .any(|k| tok.is(k));
         let listed = tok.punct(",")
             || tok.punct(".")
             || (tokens[j - 1].is("of") || tokens[j - 1].punct(",") || tokens[j - 1].punct("."))
@@ -1308,7 +1310,14 @@ mod tests {
              run_at ASC LIMIT 1"
         );
         assert_eq!(part.params, vec![3, 4, 5]);
-        assert!(read_part("UPDATE a, b SET a.x = 1 WHERE a.id = b.id", Lexer::Mysql, "a").is_none());
+        assert!(
+            read_part(
+                "UPDATE a, b SET a.x = 1 WHERE a.id = b.id",
+                Lexer::Mysql,
+                "a"
+            )
+            .is_none()
+        );
         assert!(read_part("DELETE FROM other WHERE id = ?", Lexer::Mysql, "jobs").is_none());
     }
 

@@ -336,10 +336,12 @@ pub fn blocked(b: &mut MysqlBackend) -> Result<BlockedReport> {
 
 /// An error that says which privilege the view needs.
 fn privilege_hint(err: anyhow::Error, privilege: &str) -> anyhow::Error {
-    if format!("{err:#}").contains("denied") {
-        err.context(format!(
-            "reading InnoDB's lock views needs the {privilege} privilege: GRANT {privilege} ON *.* \
-             TO the user"
+    if QctlError::is_privilege(&err) || format!("{err:#}").contains("denied") {
+        // The generic hint (which privilege each command needs on the
+        // table) does not apply: this one is server-wide.
+        QctlError::usage(format!(
+            "reading InnoDB's lock views needs the {privilege} privilege, which this user lacks: \
+             GRANT {privilege} ON *.* TO the user"
         ))
     } else {
         err

@@ -363,7 +363,11 @@ impl MysqlBackend {
     /// then pad spaces, and qctl compares names byte for byte itself.
     fn exact_collation(&mut self) -> Result<Option<String>> {
         let wanted = MYSQL.exact_collations;
-        let list = wanted.iter().map(|c| format!("'{c}'")).collect::<Vec<_>>().join(", ");
+        let list = wanted
+            .iter()
+            .map(|c| format!("'{c}'"))
+            .collect::<Vec<_>>()
+            .join(", ");
         let found = crate::backend::first_texts(self.query(&Stmt::plain(format!(
             "SELECT COLLATION_NAME FROM information_schema.COLLATIONS WHERE COLLATION_NAME IN ({list})"
         )))?);
@@ -458,7 +462,8 @@ impl MysqlBackend {
 /// names those `_nopad_`; MySQL 8's `_0900_` ones are all NO PAD). Every
 /// other one pads spaces (`utf8mb4_bin` too), and most fold case.
 fn exact_collation(name: &str) -> bool {
-    name == "binary" || (name.ends_with("_bin") && (name.contains("_nopad_") || name.contains("_0900_")))
+    name == "binary"
+        || (name.ends_with("_bin") && (name.contains("_nopad_") || name.contains("_0900_")))
 }
 
 /// A column's kind from information_schema's DATA_TYPE.

@@ -226,9 +226,12 @@ pub fn describe_params(b: &mut MysqlBackend, sql: &str) -> Result<Vec<Option<Str
         .max()
         .unwrap_or(0);
     let table = b.table.layout.table.name.to_string();
-    for check in [Some(sql.to_string()), sqltext::read_part(sql, lexer, &table).map(|p| p.sql)]
-        .into_iter()
-        .flatten()
+    for check in [
+        Some(sql.to_string()),
+        sqltext::read_part(sql, lexer, &table).map(|p| p.sql),
+    ]
+    .into_iter()
+    .flatten()
     {
         match b.conn.prep(&check) {
             Ok(statement) => {

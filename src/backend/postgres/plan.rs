@@ -29,8 +29,8 @@ pub fn plan(b: &mut PostgresBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> 
         let text = format!("{e:#}");
         if text.contains("permission denied") {
             e.context(
-                "EXPLAIN failed: explaining a FOR UPDATE query needs UPDATE privilege on the table \
-                 (and SELECT)",
+                "EXPLAIN failed: explaining a write (UPDATE, DELETE) needs that privilege on the \
+                 table, as running it would",
             )
         } else {
             e.context("EXPLAIN failed on PostgreSQL")
