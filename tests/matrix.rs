@@ -4,166 +4,11 @@
 
 mod common;
 
+use common::Sandbox;
+use common::db::Db;
 use common::mysql::MyDb;
 use common::pg::PgDb;
-use common::{Run, Sandbox};
 use serde_json::{Value, json};
-
-/// What a scenario needs from a database, whichever it is.
-trait Db {
-    fn run(&self, args: &[&str]) -> Run;
-    fn sql(&self, sql: &str);
-    fn count(&self, filter: &str) -> i64;
-    /// A SQL expression for the time `seconds` ago (negative: from now).
-    fn ago(&self, seconds: i64) -> String;
-    fn snapshot(&self) -> String;
-    fn stdin(&self, args: &[&str], input: &str) -> Run;
-    /// Runs qctl, killed (and the test failed) after `seconds`.
-    fn run_within(&self, args: &[&str], seconds: u64) -> Run;
-    /// Writes `qctl.toml` where qctl runs.
-    fn config(&self, text: &str);
-    /// Another connection that holds every job row (SQLite: the write
-    /// lock) until dropped.
-    fn hold_jobs(&self) -> Box<dyn std::any::Any>;
-    /// How deeply nested a JSON payload the table takes (MariaDB's
-    /// json_valid() refuses 32 levels and more).
-    fn json_depth(&self) -> usize {
-        200
-    }
-}
-
-impl Db for Sandbox {
-    fn run(&self, args: &[&str]) -> Run {
-        Sandbox::run(self, args)
-    }
-    fn sql(&self, sql: &str) {
-        self.exec(sql);
-    }
-    fn count(&self, filter: &str) -> i64 {
-        Sandbox::count(self, filter)
-    }
-    fn ago(&self, seconds: i64) -> String {
-        format!("(unixepoch() - {seconds})")
-    }
-    fn snapshot(&self) -> String {
-        self.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-        Sandbox::snapshot(self)
-    }
-    fn stdin(&self, args: &[&str], input: &str) -> Run {
-        self.run_stdin(args, input)
-    }
-    fn run_within(&self, args: &[&str], seconds: u64) -> Run {
-        let mut cmd = self.cmd();
-        cmd.args(["-d", &self.url()]).args(args);
-        common::run_within(cmd, std::time::Duration::from_secs(seconds))
-    }
-    fn config(&self, text: &str) {
-        std::fs::write(self.path("qctl.toml"), text).unwrap();
-    }
-    fn hold_jobs(&self) -> Box<dyn std::any::Any> {
-        let conn = self.conn();
-        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
-        Box::new(conn)
-    }
-}
-
-impl Db for PgDb {
-    fn run(&self, args: &[&str]) -> Run {
-        PgDb::run(self, args)
-    }
-    fn sql(&self, sql: &str) {
-        self.exec(sql);
-    }
-    fn count(&self, filter: &str) -> i64 {
-        PgDb::count(self, filter)
-    }
-    fn ago(&self, seconds: i64) -> String {
-        format!("(now() - interval '{seconds} seconds')")
-    }
-    fn snapshot(&self) -> String {
-        PgDb::snapshot(self)
-    }
-    fn stdin(&self, args: &[&str], input: &str) -> Run {
-        use std::io::Write;
-        let mut child = self
-            .cmd()
-            .args(["-d", &self.url])
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into(),
-            stderr: String::from_utf8_lossy(&out.stderr).into(),
-        }
-    }
-    fn run_within(&self, args: &[&str], seconds: u64) -> Run {
-        let mut cmd = self.cmd();
-        cmd.args(["-d", &self.url]).args(args);
-        common::run_within(cmd, std::time::Duration::from_secs(seconds))
-    }
-    fn config(&self, text: &str) {
-        std::fs::write(self.dir.path().join("qctl.toml"), text).unwrap();
-    }
-    fn hold_jobs(&self) -> Box<dyn std::any::Any> {
-        let mut client = self.client();
-        client
-            .batch_execute("BEGIN; SELECT * FROM jobs FOR UPDATE")
-            .unwrap();
-        Box::new(client)
-    }
-}
-
-impl Db for MyDb {
-    fn run(&self, args: &[&str]) -> Run {
-        MyDb::run(self, args)
-    }
-    fn sql(&self, sql: &str) {
-        // MySQL indexes no TEXT column without a prefix length: the
-        // scenarios' ad-hoc tables get VARCHARs.
-        self.exec(&sql.replace(" TEXT", " VARCHAR(255)"));
-    }
-    fn count(&self, filter: &str) -> i64 {
-        MyDb::count(self, filter)
-    }
-    fn ago(&self, seconds: i64) -> String {
-        format!("(UTC_TIMESTAMP(6) - INTERVAL {seconds} SECOND)")
-    }
-    fn snapshot(&self) -> String {
-        MyDb::snapshot(self)
-    }
-    fn stdin(&self, args: &[&str], input: &str) -> Run {
-        MyDb::stdin(self, args, input)
-    }
-    fn run_within(&self, args: &[&str], seconds: u64) -> Run {
-        let mut cmd = self.cmd();
-        cmd.args(["-d", &self.url]).args(args);
-        common::run_within(cmd, std::time::Duration::from_secs(seconds))
-    }
-    fn config(&self, text: &str) {
-        std::fs::write(self.dir.path().join("qctl.toml"), text).unwrap();
-    }
-    fn hold_jobs(&self) -> Box<dyn std::any::Any> {
-        use ::mysql::prelude::Queryable;
-        let mut conn = self.conn();
-        conn.query_drop("START TRANSACTION; SELECT * FROM jobs FOR UPDATE")
-            .unwrap();
-        Box::new(conn)
-    }
-    fn json_depth(&self) -> usize {
-        31
-    }
-}
 
 fn json(db: &dyn Db, args: &[&str]) -> Value {
     let mut full = vec!["--format", "json"];
@@ -388,6 +233,15 @@ fn bad_input_changes_nothing(db: &dyn Db) {
         "{\"payload\": 1}\n{\"payload\": 2, \"queue\": 5}\n",
     )
     .assert_error("line 2");
+    // A number the max_attempts column cannot hold, on any database,
+    // named with its line before anything is written.
+    for bad in ["99999999999", "0", "2.5", "\"3\""] {
+        db.stdin(
+            &["enqueue", "--from-file", "-"],
+            &format!("{{\"payload\": 1}}\n{{\"payload\": 2, \"max_attempts\": {bad}}}\n"),
+        )
+        .assert_error(&format!("line 2: max_attempts {bad} is out of range"));
+    }
     db.run(&["reap", "--timeout", "10"]).assert_error("no unit");
     db.run(&["show", "404"])
         .assert_error("job 404 does not exist");

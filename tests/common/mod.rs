@@ -3,6 +3,7 @@
 //! what it did.
 #![allow(dead_code)]
 
+pub mod db;
 pub mod mysql;
 pub mod pg;
 
@@ -69,6 +70,46 @@ pub fn run_within(mut cmd: Command, limit: std::time::Duration) -> Run {
     Run::from(child.wait_with_output().unwrap())
 }
 
+/// Fails when a message shows a Rust value's Debug form instead of words:
+/// a type-like name before `{` (`DriverError { ...`), a field name after
+/// one (`{ code: 1049`), or `Some(`/`Ok(`/`Err(` wrappers. JSON in a
+/// message (`{"payload": ...}`) is words.
+pub fn assert_words(text: &str) {
+    let bytes = text.as_bytes();
+    for (i, _) in text.match_indices('{') {
+        let before = text[..i].trim_end_matches(' ');
+        let word: String = before
+            .chars()
+            .rev()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let type_like = word.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+            && word.chars().any(|c| c.is_ascii_lowercase());
+        let after = text[i + 1..].trim_start_matches(' ');
+        let field: String = after
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let field_like = !field.is_empty()
+            && !field.chars().next().unwrap().is_ascii_digit()
+            && after[field.len()..].starts_with(':')
+            && bytes.get(i + 1) == Some(&b' ');
+        assert!(
+            !type_like && !field_like,
+            "a Debug form in a message (at byte {i}): {text}"
+        );
+    }
+    for wrapper in ["Some(", "Ok(", "Err(", "None)"] {
+        assert!(
+            !text.contains(wrapper),
+            "a Debug form ({wrapper}) in a message: {text}"
+        );
+    }
+}
+
 impl Run {
     pub fn from(output: Output) -> Run {
         Run {
@@ -106,6 +147,7 @@ impl Run {
             self.stderr
         );
         assert!(self.stdout.is_empty(), "stdout not empty: {}", self.stdout);
+        assert_words(&self.stderr);
     }
 
     pub fn assert_ok(&self) -> &Run {

@@ -133,7 +133,7 @@ impl PgDb {
     pub fn exec(&self, sql: &str) {
         self.client()
             .batch_execute(sql)
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            .unwrap_or_else(|e| panic!("{sql}: {e}: {:?}", e.as_db_error()));
     }
 
     pub fn count_in(&self, table: &str, filter: &str) -> i64 {
