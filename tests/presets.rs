@@ -1387,3 +1387,117 @@ fn quartz_on_mariadb() {
         "WAITING"
     );
 }
+
+/// On every MySQL preset, `--queue` names one queue byte for byte,
+/// whatever the collation of the system's table (Laravel's, Solid
+/// Queue's and Delayed::Job's are case-insensitive and PAD SPACE): a name
+/// with a trailing space or another case selects nothing.
+#[test]
+fn mysql_presets_name_queues_byte_for_byte() {
+    for (system, files, table, column) in [
+        ("laravel", &["schema.sql", "rows.sql"][..], "jobs", "queue"),
+        (
+            "delayed_job",
+            &["schema_mysql.sql", "rows_mysql.sql"],
+            "delayed_jobs",
+            "queue",
+        ),
+        (
+            "solid_queue",
+            &["schema_mysql.sql", "rows_mysql.sql"],
+            "solid_queue_jobs",
+            "queue_name",
+        ),
+        (
+            "quartz",
+            &["schema_mysql.sql", "rows_mysql.sql"],
+            "QRTZ_TRIGGERS",
+            "TRIGGER_GROUP",
+        ),
+    ] {
+        let db = mysql_with(system, files);
+        let queue = db.value(&format!(
+            "SELECT {column} FROM {table} WHERE {column} IS NOT NULL GROUP BY {column} \
+             ORDER BY count(*) DESC LIMIT 1"
+        ));
+        let listed = |queue: &str| {
+            db.json(&["list", "--queue", queue, "--limit", "1000"])["jobs"]
+                .as_array()
+                .unwrap()
+                .len()
+        };
+        let jobs = listed(&queue);
+        assert!(jobs > 0, "{system}: the fixture has jobs in {queue:?}");
+        let shouted = queue.to_uppercase();
+        for impostor in [format!("{queue} "), shouted.clone()] {
+            if impostor == queue {
+                continue;
+            }
+            assert_eq!(
+                listed(&impostor),
+                0,
+                "{system}: {impostor:?} is not the queue {queue:?}"
+            );
+        }
+        let collation = db.value(&format!(
+            "SELECT COLLATION_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = \
+             DATABASE() AND TABLE_NAME = '{table}' AND COLUMN_NAME = '{column}'"
+        ));
+        // Such a table's own collation pads or folds names: doctor says
+        // so, and what qctl does about it.
+        if !(collation.ends_with("_bin") && collation.contains("nopad")) {
+            let doctor = db.run(&["--format", "json", "doctor"]).json();
+            let check = doctor["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["name"] == "name matching")
+                .cloned()
+                .unwrap();
+            assert_eq!(check["status"], "warning", "{system}: {check}");
+            assert!(
+                check["detail"].as_str().unwrap().contains(&collation),
+                "{system}: {check}"
+            );
+        }
+    }
+}
+
+/// Laravel's own pop, as a real Laravel 8 worker sent it to MariaDB (two
+/// statements, the SELECT ending in FOR UPDATE SKIP LOCKED, placeholders
+/// PDO's `?`), is checked with --sql: the SELECT is bound, planned and
+/// measured without its lock, in a read-only transaction.
+#[test]
+fn laravels_real_pop_is_checked_on_mariadb() {
+    let db = mysql_with("laravel", &["schema.sql", "rows.sql"]);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/laravel/v8.83.26/claim_mysql.sql");
+    let run = db.run(&[
+        "--format",
+        "json",
+        "explain-claim",
+        "--sql",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let report = run.json();
+    let check = &report["checks"][0];
+    assert!(
+        check["sql"]
+            .as_str()
+            .unwrap()
+            .starts_with("select * from `jobs` where `queue` = ?"),
+        "{check}"
+    );
+    assert!(
+        check["sql"]
+            .as_str()
+            .unwrap()
+            .ends_with("FOR UPDATE SKIP LOCKED")
+    );
+    assert!(check["rows_examined"].is_u64(), "measured: {report}");
+    assert!(
+        report["notes"].to_string().contains("2 statements"),
+        "{report}"
+    );
+}

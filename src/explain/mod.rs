@@ -337,10 +337,16 @@ fn sample<B: Backend + ?Sized>(
 /// it, its read part, and the index derived from that read part.
 fn custom_sample<B: Backend + ?Sized>(
     b: &mut B,
-    sql: &str,
+    script: &str,
     queue: Option<&str>,
     findings: &mut Vec<PlanFinding>,
+    notes: &mut Vec<String>,
 ) -> Result<Sample> {
+    let chosen = claim_statement(b.table(), script)?;
+    if let Some(note) = chosen.1 {
+        notes.push(note);
+    }
+    let sql = chosen.0.as_str();
     // Binding sees the statement without its locking clauses: a server
     // may refuse even to prepare a locking read in a read-only session.
     let types = b.describe_params(&sqltext::without_locks(sql, b.table().dialect.lexer))?;
@@ -389,6 +395,39 @@ fn custom_sample<B: Backend + ?Sized>(
         state: Some(Status::Pending),
         index,
     })
+}
+
+/// The statement of an application's script that claims: the only one,
+/// or the first that reads the queue table (Laravel's pop is a SELECT
+/// ... FOR UPDATE SKIP LOCKED, then an UPDATE by id), with a note saying
+/// which when there were several.
+fn claim_statement(
+    t: &crate::sql::schema::QueueTable,
+    script: &str,
+) -> Result<(String, Option<String>)> {
+    let lexer = t.dialect.lexer;
+    let mut statements = sqltext::statements(script, lexer);
+    let table = t.layout.table.name.as_str();
+    match statements.len() {
+        0 => Err(QctlError::usage("--sql holds no statement")),
+        1 => Ok((statements.remove(0), None)),
+        n => {
+            let reads = |sql: &String| {
+                sqltext::tables(&sqltext::tokenize(sql, lexer))
+                    .iter()
+                    .any(|(name, _)| sqltext::base_name(name).eq_ignore_ascii_case(table))
+            };
+            let at = statements.iter().position(reads).unwrap_or(0);
+            Ok((
+                statements.remove(at),
+                Some(format!(
+                    "--sql holds {n} statements; statement {} (the first that reads {table}) is \
+                     the claim checked",
+                    at + 1
+                )),
+            ))
+        }
+    }
 }
 
 /// The index that serves an application's read part: the columns it
@@ -531,9 +570,13 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
     for target in &request.queries {
         let mut findings = Vec::new();
         let sample = match (target, &request.custom_sql) {
-            (ExplainTarget::Claim, Some(custom)) => {
-                custom_sample(b, custom, request.queue.as_deref(), &mut findings)?
-            }
+            (ExplainTarget::Claim, Some(custom)) => custom_sample(
+                b,
+                custom,
+                request.queue.as_deref(),
+                &mut findings,
+                &mut notes,
+            )?,
             _ => match sample(b, *target, request)? {
                 Ok(sample) => sample,
                 Err(note) => {

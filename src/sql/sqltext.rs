@@ -973,6 +973,30 @@ fn render(
     ReadPart { sql: text, params }
 }
 
+/// The statements of a script, split at top-level `;`, each from its
+/// first token to its last: comments around a statement are dropped,
+/// comments inside it kept.
+pub fn statements(sql: &str, lexer: Lexer) -> Vec<String> {
+    let tokens = tokenize(sql, lexer);
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut last = 0;
+    for t in &tokens {
+        if t.depth == 0 && t.punct(";") {
+            if let Some(s) = start.take() {
+                out.push(sql[s..last].to_string());
+            }
+            continue;
+        }
+        start.get_or_insert(t.start);
+        last = t.end;
+    }
+    if let Some(s) = start {
+        out.push(sql[s..last].to_string());
+    }
+    out
+}
+
 /// Where a locking clause that starts at token `i` ends (the index after
 /// it), if one does: FOR UPDATE / FOR NO KEY UPDATE / FOR SHARE / FOR KEY
 /// SHARE [OF a, b] [SKIP LOCKED | NOWAIT | WAIT n], and MySQL's LOCK IN
@@ -1252,6 +1276,24 @@ fn conjunct(part: &[Token], shape: &mut QueryShape) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_script_splits_into_its_statements_without_the_comments_around_them() {
+        let script = "-- Laravel's pop\n-- bindings: [1]\nselect * from `jobs` where `queue` = ? \
+                      /* inside */ limit 1 FOR UPDATE SKIP LOCKED;\n-- then\nupdate `jobs` set a = ';' \
+                      where `id` = ?;\n";
+        assert_eq!(
+            statements(script, Lexer::Mysql),
+            vec![
+                "select * from `jobs` where `queue` = ? /* inside */ limit 1 FOR UPDATE SKIP LOCKED",
+                "update `jobs` set a = ';' where `id` = ?",
+            ]
+        );
+        assert_eq!(
+            statements("  -- nothing\n", Lexer::Postgres),
+            Vec::<String>::new()
+        );
+    }
 
     #[test]
     fn lock_clauses_come_off_wherever_they_stand() {
