@@ -43,10 +43,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, ensure};
 use common::{ClaimVariant, Indexes, MONTH, Sizes, thousands};
 use postgres::{Client, GenericClient};
+use qctl::backend::Target;
 use qctl::backend::postgres::connect::{self as pg_connect, ConnInfo};
-use qctl::backend::{self, Access, Backend, ConnectOptions};
+use qctl::db::{Access, Backend, ConnectOptions};
 use qctl::layout::Layout;
-use qctl::target::Target;
 
 const DEFAULT_SERVER: &str = "host=127.0.0.1 port=5432 user=postgres";
 const USAGE: &str = "bench_postgres [--quick] [--server CONNINFO] [--qctl PATH] [--keep]";
@@ -192,7 +192,8 @@ fn connect(conninfo: &str) -> Result<Client> {
 
 fn open(url: &str, access: Access) -> Result<Box<dyn Backend + Send>> {
     let layout = Layout::preset("default")?;
-    backend::open(&Target::parse(url)?, &layout, &ConnectOptions::new(access))
+    Target::parse(url)?
+        .open(&layout, &ConnectOptions::new(access))
         .with_context(|| format!("cannot open {url}"))
 }
 

@@ -24,11 +24,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
 use figures::{median, ms, percentile, thousands};
-use qctl::backend::{self, Access, Backend, ConnectOptions};
+use qctl::backend::Target;
+use qctl::db::{Access, Backend, ConnectOptions};
 use qctl::layout::Layout;
 use qctl::request::{ClaimRequest, Finish, FinishRequest};
 use qctl::sql::dialect::LockMode;
-use qctl::target::Target;
 
 /// A 100,000-job reap must take at most this.
 const REAP_TARGET: Duration = Duration::from_secs(2);
@@ -194,7 +194,7 @@ impl Db {
         let layout = Layout::preset("default")?;
         let mut options = ConnectOptions::new(Access::Write);
         options.busy_timeout = Duration::from_secs(60);
-        backend::open(&Target::parse(&self.url())?, &layout, &options)
+        Target::parse(&self.url())?.open(&layout, &options)
     }
 }
 

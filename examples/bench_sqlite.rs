@@ -37,9 +37,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use common::{ClaimVariant, Indexes, MONTH, Sizes, median, ms, thousands};
-use qctl::backend::{self, Access, Backend, ConnectOptions, SqlLog};
+use qctl::backend::Target;
+use qctl::db::{Access, Backend, ConnectOptions, SqlLog};
 use qctl::layout::Layout;
-use qctl::target::Target;
 use rusqlite::{Connection, params};
 
 const USAGE: &str = "bench_sqlite [--quick] [--qctl PATH] [--dir DIR] [--keep]";
@@ -116,7 +116,8 @@ fn open(path: &Path, access: Access) -> Result<Box<dyn Backend + Send>> {
         sql_log: SqlLog::default(),
         auto: None,
     };
-    backend::open(&target(path)?, &layout()?, &options)
+    target(path)?
+        .open(&layout()?, &options)
         .with_context(|| format!("cannot open {}", path.display()))
 }
 

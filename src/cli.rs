@@ -257,8 +257,8 @@ pub struct BlockedArgs {
 #[derive(Debug, Args)]
 pub struct LocksArgs {
     /// Only this key: a bigint (987654321) or two int4 (11,100); on MySQL/MariaDB, a GET_LOCK name
-    #[arg(long, value_name = "KEY", value_parser = crate::backend::LockKey::parse, allow_hyphen_values = true)]
-    pub key: Option<crate::backend::LockKey>,
+    #[arg(long, value_name = "KEY", value_parser = crate::request::LockKey::parse, allow_hyphen_values = true)]
+    pub key: Option<crate::request::LockKey>,
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,8 @@ pub mod backend;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod ctx;
+pub mod db;
 pub mod docs;
 pub mod duration;
 pub mod engine;
@@ -24,86 +26,25 @@ pub mod presets;
 pub mod render;
 pub mod request;
 pub mod sql;
-pub mod target;
+pub mod text;
 pub mod url;
 
 use std::ffi::OsString;
-use std::time::Duration;
 
 use anyhow::Result;
 use clap::Parser;
 
-use crate::backend::{Access, Backend, ConnectOptions, SqlLog};
+use crate::backend::Target;
 use crate::cli::{Cli, Command, Format};
 use crate::config::Config;
+use crate::ctx::Ctx;
+use crate::db::SqlLog;
 use crate::error::exit;
 use crate::layout::Layout;
 use crate::output::Output;
-use crate::target::{DEFAULT_URL, Target};
 
-/// Everything a command needs, resolved from flags, environment and the
-/// config file.
-pub struct Ctx {
-    pub target: Target,
-    pub layout: Layout,
-    pub out: Output,
-    pub busy_timeout: Duration,
-    pub statement_timeout: Duration,
-    pub connect_timeout: Duration,
-    pub index_timeout: Duration,
-    pub sql_log: SqlLog,
-    /// `--layout auto`: `layout` is the fallback, and the backend looks
-    /// for a known queue system's table first.
-    pub auto: Option<presets::AutoSpec>,
-}
-
-impl Ctx {
-    /// Connects for a command that a queue system's preset may refuse
-    /// (River's jobs are claimed by River's workers, not by qctl).
-    pub fn open_for(&self, command: &str, access: Access) -> Result<Box<dyn Backend + Send>> {
-        let backend = self.open(access)?;
-        backend.table().layout.refuse(command)?;
-        Ok(backend)
-    }
-
-    /// Connects to the queue's database for the given kind of access.
-    pub fn open(&self, access: Access) -> Result<Box<dyn Backend + Send>> {
-        backend::open(
-            &self.target,
-            &self.layout,
-            &ConnectOptions {
-                access,
-                busy_timeout: self.busy_timeout,
-                statement_timeout: self.statement_timeout,
-                connect_timeout: self.connect_timeout,
-                index_timeout: self.index_timeout,
-                sql_log: self.sql_log.clone(),
-                auto: self.auto.clone(),
-            },
-        )
-        .map_err(|err| {
-            let Some(error::QctlError::MissingTable { table, url }) =
-                err.downcast_ref::<error::QctlError>()
-            else {
-                return err;
-            };
-            if self.auto.is_some() {
-                err.context(
-                    "no known queue system's table is here either (`qctl layouts` lists the ones \
-                     --layout auto looks for)",
-                )
-            } else if let Some(system) = &self.layout.system {
-                // `init` makes qctl's table, never a queue system's.
-                error::QctlError::usage(format!(
-                    "table {table} does not exist in {url} — {system}'s own installer or \
-                     migrations create it; pass --table (schema.table) if it is elsewhere"
-                ))
-            } else {
-                err
-            }
-        })
-    }
-}
+/// The embedded default (spec §2), relative to the current directory.
+pub const DEFAULT_URL: &str = "sqlite:qctl.db";
 
 /// Runs qctl with these arguments and returns the process exit code.
 pub fn main_with_args<I, T>(args: I) -> u8
@@ -131,7 +72,7 @@ fn clap_exit(err: &clap::Error) -> u8 {
         _ => {
             let text = err.render().to_string();
             let text = text.strip_prefix("error: ").unwrap_or(&text);
-            eprint!("qctl: error: {}", output::sanitize(text));
+            eprint!("qctl: error: {}", text::sanitize(text));
             exit::ERROR
         }
     }
@@ -155,7 +96,7 @@ fn report(err: &anyhow::Error) -> u8 {
         // The handler has said so already.
         return code;
     }
-    let text = output::sanitize(&format!("{err:#}"));
+    let text = text::sanitize(&format!("{err:#}"));
     if code == exit::NO {
         eprintln!("qctl: {text}");
     } else {

@@ -7,6 +7,27 @@ use serde::{Serialize, Serializer};
 /// database's integer column holds.
 pub const MAX_ATTEMPTS: std::ops::RangeInclusive<i64> = 1..=i32::MAX as i64;
 
+/// Which running jobs count as stale.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StaleRule {
+    /// The lease deadline has passed.
+    Lease,
+    /// The lock is older than this.
+    LockAge(std::time::Duration),
+    /// The layout's own rule (a worker that stopped sending heartbeats).
+    Layout,
+}
+
+impl StaleRule {
+    pub fn name(self) -> &'static str {
+        match self {
+            StaleRule::Lease => "lease",
+            StaleRule::LockAge(_) => "lock_age",
+            StaleRule::Layout => "layout",
+        }
+    }
+}
+
 /// A job id: a number for integer id columns, text otherwise (spec §6).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(untagged)]
@@ -216,7 +237,7 @@ impl Stats {
         table: String,
         by_queue: std::collections::BTreeMap<Option<String>, Counts>,
         done_estimated: bool,
-        stale: Option<crate::request::StaleRule>,
+        stale: Option<StaleRule>,
     ) -> Stats {
         let mut total = Counts {
             stale: stale.map(|_| 0),
@@ -240,9 +261,9 @@ impl Stats {
             table,
             queues,
             total,
-            stale_rule: stale.map(crate::request::StaleRule::name),
+            stale_rule: stale.map(StaleRule::name),
             stale_timeout_seconds: match stale {
-                Some(crate::request::StaleRule::LockAge(t)) => Some(t.as_secs_f64()),
+                Some(StaleRule::LockAge(t)) => Some(t.as_secs_f64()),
                 _ => None,
             },
             has_cancelled: false,
@@ -714,4 +735,57 @@ mod tests {
             (json!(i64::MIN), "bigint")
         );
     }
+}
+
+/// The jobs `list` prints.
+#[derive(Debug, Serialize)]
+pub struct JobList {
+    pub jobs: Vec<Job>,
+}
+
+/// The result of `init`.
+#[derive(Debug, Serialize)]
+pub struct InitReport {
+    pub database: String,
+    pub table: String,
+    pub statements: Vec<String>,
+    pub executed: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    Ok,
+    Warning,
+    Failed,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Check {
+    pub name: &'static str,
+    pub status: CheckStatus,
+    pub detail: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DoctorReport {
+    pub backend: &'static str,
+    pub table: String,
+    /// The layout (preset) the table was read with.
+    pub layout: String,
+    pub ok: bool,
+    pub checks: Vec<Check>,
+    /// Whether warnings fail the gate (`--strict`), as they then do in
+    /// the JUnit report and the CI annotations.
+    #[serde(skip)]
+    pub strict: bool,
+}
+
+/// `qctl layouts`' document.
+#[derive(Debug, serde::Serialize)]
+pub struct LayoutsReport {
+    pub presets: Vec<crate::presets::PresetInfo>,
+    /// Set when one preset was asked for: its notes are shown in full.
+    #[serde(skip)]
+    pub detailed: bool,
 }

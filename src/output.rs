@@ -7,59 +7,11 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use owo_colors::Style;
 use serde::Serialize;
 
 use crate::cli::{ColorChoice, Format};
-
-/// Styles that start plain and are switched on only when colour is on
-/// (as cargo-nextest's `StderrStyles`).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Styles {
-    pub enabled: bool,
-    pub bad: Style,
-    pub warn: Style,
-    pub good: Style,
-    pub dim: Style,
-    pub strong: Style,
-}
-
-impl Styles {
-    pub fn new(enabled: bool) -> Styles {
-        if !enabled {
-            return Styles::default();
-        }
-        Styles {
-            enabled,
-            bad: Style::new().red().bold(),
-            warn: Style::new().yellow(),
-            good: Style::new().green(),
-            dim: Style::new().dimmed(),
-            strong: Style::new().bold(),
-        }
-    }
-}
-
-/// A value a command returns, printable as a table or as JSON, and in
-/// the formats only some commands have.
-pub trait Render: Serialize {
-    fn render_table(&self, styles: &Styles) -> String;
-
-    /// Prometheus text; `None` for values that are not metrics.
-    fn render_prometheus(&self) -> Option<String> {
-        None
-    }
-
-    /// A JUnit XML report; `None` for values that are not checks.
-    fn render_junit(&self) -> Option<String> {
-        None
-    }
-
-    /// The problems to show as GitHub Actions annotations.
-    fn annotations(&self) -> Vec<crate::render::github::Annotation> {
-        Vec::new()
-    }
-}
+use crate::render::{Render, Styles};
+pub use crate::text::sanitize;
 
 #[derive(Debug, Clone)]
 pub struct Output {
@@ -341,24 +293,6 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<()> {
     Ok(())
 }
 
-/// Text from a database or a user, safe for a terminal: every control
-/// character but the newline (an escape sequence in a queue or worker
-/// name) is shown as `\u{1b}` instead of being sent to the screen.
-pub fn sanitize(text: &str) -> String {
-    if !text.chars().any(|c| c.is_control() && c != '\n') {
-        return text.to_string();
-    }
-    text.chars()
-        .map(|c| {
-            if c.is_control() && c != '\n' {
-                c.escape_unicode().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
 /// A rendered table, safe for a terminal whatever the database held: the
 /// renderers escape the values they print, and this is the net under
 /// them. With colour on, only qctl's own colour codes (`ESC [ ... m`)
@@ -395,33 +329,8 @@ fn terminal_safe(text: &str, colour: bool) -> String {
     out
 }
 
-/// Formats a count with thousands separators: `1,799,100`.
-pub fn thousands(n: i64) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
-    if n < 0 {
-        out.push('-');
-    }
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn control_characters_are_escaped() {
-        assert_eq!(
-            super::sanitize("a\x1b[31mb\nc\td"),
-            "a\\u{1b}[31mb\nc\\u{9}d"
-        );
-        assert_eq!(super::sanitize("plain"), "plain");
-    }
-
     #[test]
     fn tables_pass_only_our_colour_codes() {
         let raw = "\x1b[1mq\x1b[0m \x1b]0;title\x07 \x1b[2J";
@@ -430,13 +339,5 @@ mod tests {
             "\x1b[1mq\x1b[0m \\u{1b}]0;title\\u{7} \\u{1b}[2J"
         );
         assert_eq!(super::terminal_safe("\x1b[1mq", false), "\\u{1b}[1mq");
-    }
-
-    #[test]
-    fn thousands_separators() {
-        assert_eq!(super::thousands(0), "0");
-        assert_eq!(super::thousands(999), "999");
-        assert_eq!(super::thousands(1_799_100), "1,799,100");
-        assert_eq!(super::thousands(-12_345), "-12,345");
     }
 }

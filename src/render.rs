@@ -12,14 +12,80 @@ use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table, presets
 use owo_colors::OwoColorize;
 use serde::Serialize;
 
-use crate::commands::doctor::{CheckStatus, DoctorReport};
+use crate::db::{FindingKind, Severity};
 use crate::duration::{format_age, format_duration};
-use crate::explain::{ExplainReport, FindingKind, Severity};
+use crate::explain::ExplainReport;
 use crate::model::{
     AdvisoryLock, BenchReport, BlockedReport, Counts, EnqueueOutcome, Job, LocksReport,
     PurgeOutcome, Rates, ReapAction, ReapOutcome, RetryOutcome, Stats, Trend, WatchFrame, rfc3339,
 };
-use crate::output::{Render, Styles, thousands};
+use crate::model::{CheckStatus, DoctorReport, InitReport, JobList, LayoutsReport};
+use owo_colors::Style;
+
+/// Styles that start plain and are switched on only when colour is on
+/// (as cargo-nextest's `StderrStyles`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Styles {
+    pub enabled: bool,
+    pub bad: Style,
+    pub warn: Style,
+    pub good: Style,
+    pub dim: Style,
+    pub strong: Style,
+}
+
+impl Styles {
+    pub fn new(enabled: bool) -> Styles {
+        if !enabled {
+            return Styles::default();
+        }
+        Styles {
+            enabled,
+            bad: Style::new().red().bold(),
+            warn: Style::new().yellow(),
+            good: Style::new().green(),
+            dim: Style::new().dimmed(),
+            strong: Style::new().bold(),
+        }
+    }
+}
+
+/// A value a command returns, printable as a table or as JSON, and in
+/// the formats only some commands have.
+pub trait Render: Serialize {
+    fn render_table(&self, styles: &Styles) -> String;
+
+    /// Prometheus text; `None` for values that are not metrics.
+    fn render_prometheus(&self) -> Option<String> {
+        None
+    }
+
+    /// A JUnit XML report; `None` for values that are not checks.
+    fn render_junit(&self) -> Option<String> {
+        None
+    }
+
+    /// The problems to show as GitHub Actions annotations.
+    fn annotations(&self) -> Vec<github::Annotation> {
+        Vec::new()
+    }
+}
+
+/// Formats a count with thousands separators: `1,799,100`.
+pub fn thousands(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if n < 0 {
+        out.push('-');
+    }
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
 
 fn new_table(styles: &Styles, header: &[&str]) -> Table {
     let mut table = Table::new();
@@ -316,12 +382,6 @@ fn stats_table(stats: &Stats, watch: Option<Option<&Trend>>, styles: &Styles) ->
         .style(styles.dim)
     );
     out
-}
-
-/// The jobs `list` prints.
-#[derive(Debug, Serialize)]
-pub struct JobList {
-    pub jobs: Vec<Job>,
 }
 
 /// Text from the database, safe for a terminal: control characters (an
@@ -718,15 +778,6 @@ impl Render for ExplainReport {
     }
 }
 
-/// The result of `init`.
-#[derive(Debug, Serialize)]
-pub struct InitReport {
-    pub database: String,
-    pub table: String,
-    pub statements: Vec<String>,
-    pub executed: bool,
-}
-
 impl Render for InitReport {
     fn render_table(&self, styles: &Styles) -> String {
         if !self.executed {
@@ -1062,7 +1113,7 @@ impl Render for DoctorReport {
     }
 }
 
-impl Render for crate::commands::layouts::LayoutsReport {
+impl Render for LayoutsReport {
     fn render_table(&self, styles: &Styles) -> String {
         let mut out = String::new();
         if self.detailed {
@@ -1124,5 +1175,16 @@ impl Render for crate::commands::layouts::LayoutsReport {
                 .style(styles.dim)
         );
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(super::thousands(0), "0");
+        assert_eq!(super::thousands(999), "999");
+        assert_eq!(super::thousands(1_799_100), "1,799,100");
+        assert_eq!(super::thousands(-12_345), "-12,345");
     }
 }

@@ -7,28 +7,7 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 
 use crate::layout::Status;
-use crate::model::JobId;
-
-/// Which running jobs count as stale.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum StaleRule {
-    /// The lease deadline has passed.
-    Lease,
-    /// The lock is older than this.
-    LockAge(Duration),
-    /// The layout's own rule (a worker that stopped sending heartbeats).
-    Layout,
-}
-
-impl StaleRule {
-    pub fn name(self) -> &'static str {
-        match self {
-            StaleRule::Lease => "lease",
-            StaleRule::LockAge(_) => "lock_age",
-            StaleRule::Layout => "layout",
-        }
-    }
-}
+use crate::model::{JobId, StaleRule};
 
 #[derive(Debug, Clone)]
 pub struct StatsRequest {

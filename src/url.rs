@@ -74,7 +74,7 @@ pub fn parse(url: &str) -> Result<ServerUrl> {
         let (key, value) = pair.split_once('=').ok_or_else(|| {
             QctlError::usage(format!(
                 "invalid URL parameter '{}': write key=value",
-                crate::target::redact(pair)
+                redact(pair)
             ))
         })?;
         out.params
@@ -105,6 +105,133 @@ pub fn percent_decode(text: &str) -> Result<String> {
     }
     String::from_utf8(out)
         .map_err(|_| QctlError::usage("the database URL is not UTF-8 once decoded"))
+}
+
+/// Replaces every password in a URL or libpq keyword string with `***`.
+///
+/// It errs on the side of hiding: in a URL everything between the scheme
+/// and the last `@` after the first `:` is the password, and query
+/// parameters are matched after percent-decoding their names; in keyword
+/// strings `password = value` may have spaces and quotes.
+pub fn redact(text: &str) -> String {
+    if let Some(scheme_end) = text.find("://") {
+        return redact_url(text, scheme_end + 3);
+    }
+    // A URL with a slash missing still hides its password.
+    if let Some((scheme, _)) = text.split_once(':')
+        && !scheme.contains(['/', '=', ' '])
+        && text.contains('@')
+    {
+        let start = scheme.len() + 1;
+        let start = start + text[start..].len() - text[start..].trim_start_matches('/').len();
+        return redact_url(text, start);
+    }
+    redact_keywords(text)
+}
+
+/// Hides the password of `scheme://user:password@host...`; `authority`
+/// is where the user name starts.
+fn redact_url(text: &str, authority: usize) -> String {
+    let (scheme, rest) = text.split_at(authority);
+    let (userinfo, after) = match rest.rfind('@') {
+        Some(at) => {
+            let userinfo = &rest[..at];
+            let shown = match userinfo.find(':') {
+                Some(colon) => format!("{}:***@", &userinfo[..colon]),
+                None => format!("{userinfo}@"),
+            };
+            (shown, &rest[at + 1..])
+        }
+        None => (String::new(), rest),
+    };
+    let after = match after.split_once('?') {
+        Some((path, query)) => {
+            let pairs: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((key, _)) if percent_decoded(key).eq_ignore_ascii_case("password") => {
+                        format!("{key}=***")
+                    }
+                    _ => pair.to_string(),
+                })
+                .collect();
+            format!("{path}?{}", pairs.join("&"))
+        }
+        None => after.to_string(),
+    };
+    format!("{scheme}{userinfo}{after}")
+}
+
+/// A URL key decoded for comparing, or as written where it is not valid
+/// percent-encoding (such a URL is refused when it is parsed anyway).
+fn percent_decoded(text: &str) -> String {
+    percent_decode(text).unwrap_or_else(|_| text.to_string())
+}
+
+fn redact_keywords(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some((_, value_start)) = keyword_value_at(&rest.to_ascii_lowercase(), "password") {
+        out.push_str(&rest[..value_start]);
+        out.push_str("***");
+        let value = &rest[value_start..];
+        let value_len = if let Some(quoted) = value.strip_prefix('\'') {
+            // A quoted libpq value ends at the first unescaped quote.
+            let mut chars = quoted.char_indices();
+            let mut end = quoted.len();
+            while let Some((i, c)) = chars.next() {
+                if c == '\\' {
+                    chars.next();
+                } else if c == '\'' {
+                    end = i + 1;
+                    break;
+                }
+            }
+            end + 1
+        } else {
+            let mut end = value.len();
+            let mut chars = value.char_indices();
+            while let Some((i, c)) = chars.next() {
+                if c == '\\' {
+                    chars.next();
+                } else if c.is_whitespace() || c == '&' {
+                    end = i;
+                    break;
+                }
+            }
+            end
+        };
+        rest = &value[value_len.min(value.len())..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Where the value of `key` starts in a keyword string (`key = value`),
+/// with the key at the start of a word.
+pub fn keyword_value_at(lower: &str, key: &str) -> Option<(usize, usize)> {
+    let bytes = lower.as_bytes();
+    let mut from = 0;
+    while let Some(i) = lower[from..].find(key) {
+        let pos = from + i;
+        from = pos + 1;
+        let boundary = pos == 0 || matches!(bytes[pos - 1], b' ' | b'\t' | b'\n' | b'?' | b'&');
+        if !boundary {
+            continue;
+        }
+        let mut j = pos + key.len();
+        while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if j < bytes.len() && bytes[j] == b'=' {
+            j += 1;
+            while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            return Some((pos, j));
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -156,5 +283,34 @@ mod tests {
     fn a_parameter_without_a_value_is_named_without_its_secret() {
         let err = parse("mysql://h/d?password").unwrap_err().to_string();
         assert!(err.contains("key=value"), "{err}");
+    }
+
+    #[test]
+    fn redacts_every_password_form() {
+        assert_eq!(
+            redact("postgres://app:s3cret@db/queue"),
+            "postgres://app:***@db/queue"
+        );
+        assert_eq!(
+            redact("postgres://app:p@ss@db:5432/q"),
+            "postgres://app:***@db:5432/q"
+        );
+        assert_eq!(redact("postgres://app@db/q"), "postgres://app@db/q");
+        assert_eq!(
+            redact("postgres://db/q?user=a&password=s3cret&sslmode=require"),
+            "postgres://db/q?user=a&password=***&sslmode=require"
+        );
+        assert_eq!(
+            redact("host=db password='se cret' user=app"),
+            "host=db password=*** user=app"
+        );
+        assert_eq!(
+            redact("host=db PASSWORD=x user=app"),
+            "host=db PASSWORD=*** user=app"
+        );
+        assert_eq!(
+            redact("sqlite:my-password=file.db"),
+            "sqlite:my-password=file.db"
+        );
     }
 }

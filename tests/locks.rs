@@ -270,7 +270,7 @@ fn locks_on_sqlite_is_a_clear_error() {
     let s = Sandbox::new();
     s.init();
     s.run(&["locks"])
-        .assert_error("advisory locks are a PostgreSQL feature");
+        .assert_error("sqlite has no advisory locks (`qctl blocked` shows who holds");
 }
 
 /// Not a test: the child process of the test below, which holds SQLite's

@@ -120,10 +120,11 @@ fn claim_uses_skip_locked_and_the_partial_index() {
 
 #[test]
 fn sixteen_threads_drain_5000_jobs_exactly_once() {
-    use qctl::backend::{self, Access, ClaimRequest, ConnectOptions, SqlLog};
+    use qctl::db::{Access, ConnectOptions, SqlLog};
+    use qctl::request::ClaimRequest;
     let db = Arc::new(PgDb::new());
     ready(&db, 5000);
-    let target = qctl::target::Target::parse(&db.url).unwrap();
+    let target = qctl::backend::Target::parse(&db.url).unwrap();
     let layout = qctl::layout::Layout::preset("default").unwrap();
     let options = ConnectOptions {
         access: Access::Write,
@@ -138,7 +139,7 @@ fn sixteen_threads_drain_5000_jobs_exactly_once() {
         .map(|w| {
             let (target, layout, options) = (target.clone(), layout.clone(), options.clone());
             thread::spawn(move || {
-                let mut backend = backend::open(&target, &layout, &options).expect("connect");
+                let mut backend = target.open(&layout, &options).expect("connect");
                 let request = ClaimRequest {
                     worker: format!("t{w}"),
                     queue: Some("default".into()),
@@ -166,7 +167,8 @@ fn sixteen_threads_drain_5000_jobs_exactly_once() {
 
 #[test]
 fn threads_and_processes_together_drain_5000_jobs_exactly_once() {
-    use qctl::backend::{self, Access, ClaimRequest, ConnectOptions, SqlLog};
+    use qctl::db::{Access, ConnectOptions, SqlLog};
+    use qctl::request::ClaimRequest;
     let db = Arc::new(PgDb::new());
     ready(&db, 5000);
     // The server's default isolation is serializable here: qctl must still
@@ -192,7 +194,7 @@ fn threads_and_processes_together_drain_5000_jobs_exactly_once() {
             (worker, claimed)
         }));
     }
-    let target = qctl::target::Target::parse(&db.url).unwrap();
+    let target = qctl::backend::Target::parse(&db.url).unwrap();
     for w in 0..8 {
         let target = target.clone();
         handles.push(thread::spawn(move || {
@@ -206,7 +208,7 @@ fn threads_and_processes_together_drain_5000_jobs_exactly_once() {
                 auto: None,
             };
             let layout = qctl::layout::Layout::preset("default").unwrap();
-            let mut backend = backend::open(&target, &layout, &options).expect("connect");
+            let mut backend = target.open(&layout, &options).expect("connect");
             let request = ClaimRequest {
                 worker: format!("t{w}"),
                 queue: Some("default".into()),

@@ -19,8 +19,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use qctl::backend::{Backend, ClaimRequest, StaleRule, StatsRequest};
+use qctl::db::Backend;
+use qctl::model::StaleRule;
 use qctl::model::Stats;
+use qctl::request::{ClaimRequest, StatsRequest};
 
 /// Claim latency may grow by at most this factor with 1M finished jobs.
 pub const CLAIM_RATIO_TARGET: f64 = 1.5;

@@ -4,10 +4,11 @@
 
 use anyhow::Result;
 
-use crate::Ctx;
-use crate::backend::{Access, BenchMode, BenchRequest};
 use crate::cli::{BenchArgs, BenchModeArg};
+use crate::ctx::Ctx;
+use crate::db::Access;
 use crate::error::exit;
+use crate::request::{BenchMode, BenchRequest};
 
 pub fn run(ctx: &Ctx, args: &BenchArgs) -> Result<u8> {
     let mut backend = ctx.open_for("bench", Access::Scratch)?;
@@ -25,7 +26,7 @@ pub fn run(ctx: &Ctx, args: &BenchArgs) -> Result<u8> {
     };
     // The bench writes only its scratch table (PostgreSQL) or a scratch
     // file (SQLite); the queue table need not exist.
-    let report = backend.bench(&request)?;
+    let report = crate::engine::bench::bench(backend.as_mut(), &request)?;
     ctx.out.emit(&report)?;
     if report.audit_ok() {
         Ok(exit::OK)

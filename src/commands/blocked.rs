@@ -4,9 +4,9 @@
 
 use anyhow::Result;
 
-use crate::Ctx;
-use crate::backend::Access;
 use crate::cli::BlockedArgs;
+use crate::ctx::Ctx;
+use crate::db::Access;
 use crate::duration::{format_age, format_duration};
 use crate::error::exit;
 

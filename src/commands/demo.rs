@@ -10,13 +10,16 @@ use owo_colors::OwoColorize;
 use rusqlite::Connection;
 use serde_json::json;
 
-use crate::backend::{Access, ExplainRequest, ExplainTarget, ReapRequest, StaleRule, StatsRequest};
+use crate::backend::Target;
 use crate::cli::{DemoArgs, Format};
+use crate::ctx::Ctx;
+use crate::db::Access;
+use crate::db::SqlLog;
 use crate::error::{QctlError, exit};
 use crate::layout::Layout;
-use crate::output::thousands;
-use crate::target::{SqliteTarget, Target};
-use crate::{Ctx, backend::SqlLog};
+use crate::model::StaleRule;
+use crate::render::thousands;
+use crate::request::{ExplainRequest, ExplainTarget, ReapRequest, StatsRequest};
 
 /// How the sample queue is made up, besides the finished history.
 const READY_BACKLOG: i64 = 15_000;
@@ -34,10 +37,7 @@ pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<u8> {
     build(&args.path, args.history as i64)
         .with_context(|| format!("cannot build the demo queue in {}", args.path.display()))?;
     let demo = Ctx {
-        target: Target::Sqlite(SqliteTarget {
-            path: args.path.clone(),
-            read_only: false,
-        }),
+        target: Target::parse(&format!("sqlite:{}", args.path.display()))?,
         layout: Layout::preset("default")?,
         out: ctx.out.clone(),
         busy_timeout: ctx.busy_timeout,

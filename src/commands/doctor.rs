@@ -3,45 +3,17 @@
 //! when the checks could not run.
 
 use anyhow::Result;
-use serde::Serialize;
 
 use super::{default_queue, stale_rule};
-use crate::Ctx;
-use crate::backend::{Access, ExplainRequest, ExplainTarget, StatsRequest};
 use crate::cli::DoctorArgs;
+use crate::ctx::Ctx;
+use crate::db::Access;
+use crate::db::Severity;
 use crate::duration::{format_age, format_duration};
 use crate::error::exit;
-use crate::explain::Severity;
+use crate::model::{Check, CheckStatus, DoctorReport};
+use crate::request::{ExplainRequest, ExplainTarget, StatsRequest};
 use crate::sql::schema::QueueTable;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CheckStatus {
-    Ok,
-    Warning,
-    Failed,
-}
-
-#[derive(Debug, Serialize)]
-pub struct Check {
-    pub name: &'static str,
-    pub status: CheckStatus,
-    pub detail: String,
-}
-
-#[derive(Debug, Serialize)]
-pub struct DoctorReport {
-    pub backend: &'static str,
-    pub table: String,
-    /// The layout (preset) the table was read with.
-    pub layout: String,
-    pub ok: bool,
-    pub checks: Vec<Check>,
-    /// Whether warnings fail the gate (`--strict`), as they then do in
-    /// the JUnit report and the CI annotations.
-    #[serde(skip)]
-    pub strict: bool,
-}
 
 pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<u8> {
     let mut backend = ctx.open(Access::Read)?;
@@ -406,7 +378,7 @@ fn names_check(table: &QueueTable) -> Check {
     }
 }
 
-fn kind_name(kind: crate::explain::FindingKind) -> String {
+fn kind_name(kind: crate::db::FindingKind) -> String {
     serde_json::to_value(kind)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))

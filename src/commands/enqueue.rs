@@ -10,9 +10,9 @@ use indicatif::ProgressBar;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::Ctx;
-use crate::backend::Access;
 use crate::cli::EnqueueArgs;
+use crate::ctx::Ctx;
+use crate::db::Access;
 use crate::duration::parse_timestamp;
 use crate::error::{QctlError, exit};
 use crate::layout::Concept;
@@ -81,7 +81,7 @@ pub fn run(ctx: &Ctx, args: &EnqueueArgs) -> Result<u8> {
 }
 
 /// Opens the queue for writing, refusing flags the table cannot store.
-fn open(ctx: &Ctx, args: &EnqueueArgs) -> Result<Box<dyn crate::backend::Backend + Send>> {
+fn open(ctx: &Ctx, args: &EnqueueArgs) -> Result<Box<dyn crate::db::Backend + Send>> {
     let backend = ctx.open_for("enqueue", Access::Write)?;
     if args.max_attempts.is_some() {
         backend.table().layout.require(

@@ -3,12 +3,13 @@
 
 use anyhow::Result;
 
-use crate::Ctx;
-use crate::backend::{Access, Finish, FinishRequest};
 use crate::cli::{FailArgs, FenceArgs};
+use crate::ctx::Ctx;
+use crate::db::Access;
 use crate::error::exit;
 use crate::layout::Concept;
 use crate::model::{FinishOutcome, Job, JobId};
+use crate::request::{Finish, FinishRequest};
 
 pub fn complete(ctx: &Ctx, args: &FenceArgs) -> Result<u8> {
     finish(ctx, args, Finish::Complete)

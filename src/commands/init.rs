@@ -2,11 +2,11 @@
 
 use anyhow::Result;
 
-use crate::Ctx;
-use crate::backend::Access;
 use crate::cli::InitArgs;
+use crate::ctx::Ctx;
+use crate::db::Access;
 use crate::error::exit;
-use crate::render::InitReport;
+use crate::model::InitReport;
 
 pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<u8> {
     let access = if args.print {

@@ -3,12 +3,13 @@
 use anyhow::Result;
 
 use super::stale_rule;
-use crate::Ctx;
-use crate::backend::{Access, ListRequest, ListStatus};
 use crate::cli::{ListArgs, ListStatusArg};
+use crate::ctx::Ctx;
+use crate::db::Access;
 use crate::error::exit;
 use crate::layout::Status;
-use crate::render::JobList;
+use crate::model::JobList;
+use crate::request::{ListRequest, ListStatus};
 
 pub fn run(ctx: &Ctx, args: &ListArgs) -> Result<u8> {
     let status = args.status.map(|s| match s {

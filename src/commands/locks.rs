@@ -3,9 +3,9 @@
 
 use anyhow::Result;
 
-use crate::Ctx;
-use crate::backend::Access;
 use crate::cli::LocksArgs;
+use crate::ctx::Ctx;
+use crate::db::Access;
 use crate::error::exit;
 
 pub fn run(ctx: &Ctx, args: &LocksArgs) -> Result<u8> {

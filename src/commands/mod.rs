@@ -23,8 +23,8 @@ pub mod stats;
 
 use std::time::Duration;
 
-use crate::backend::StaleRule;
 use crate::layout::{Concept, Layout};
+use crate::model::StaleRule;
 
 /// Which running jobs are stale: by lock age with `--timeout`; else as
 /// the layout says (its lease column, its own rule, or the lock age its

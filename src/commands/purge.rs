@@ -5,13 +5,14 @@ use std::io::BufRead;
 use anyhow::Result;
 use chrono::Utc;
 
-use crate::Ctx;
-use crate::backend::{Access, PurgeRequest};
 use crate::cli::{PurgeArgs, PurgeStatus};
+use crate::ctx::Ctx;
+use crate::db::Access;
 use crate::error::{QctlError, exit};
 use crate::layout::Status;
 use crate::model::{PurgeOutcome, rfc3339};
-use crate::output::thousands;
+use crate::render::thousands;
+use crate::request::PurgeRequest;
 
 pub fn run(ctx: &Ctx, args: &PurgeArgs) -> Result<u8> {
     let status = match args.status {

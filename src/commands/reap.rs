@@ -2,10 +2,12 @@
 
 use anyhow::Result;
 
-use crate::Ctx;
-use crate::backend::{Access, ReapRequest, StaleRule};
 use crate::cli::{Format, ReapArgs};
+use crate::ctx::Ctx;
+use crate::db::Access;
 use crate::error::{QctlError, exit};
+use crate::model::StaleRule;
+use crate::request::ReapRequest;
 
 pub fn run(ctx: &Ctx, args: &ReapArgs) -> Result<u8> {
     if args.stream && ctx.out.format != Format::Json {

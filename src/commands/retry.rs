@@ -3,11 +3,12 @@
 
 use anyhow::Result;
 
-use crate::Ctx;
-use crate::backend::{Access, RetrySelection};
 use crate::cli::RetryArgs;
+use crate::ctx::Ctx;
+use crate::db::Access;
 use crate::error::exit;
 use crate::model::JobId;
+use crate::request::RetrySelection;
 
 pub fn run(ctx: &Ctx, args: &RetryArgs) -> Result<u8> {
     let selection = if args.all {

@@ -2,9 +2,9 @@
 
 use anyhow::Result;
 
-use crate::Ctx;
-use crate::backend::Access;
 use crate::cli::ShowArgs;
+use crate::ctx::Ctx;
+use crate::db::Access;
 use crate::error::exit;
 use crate::model::JobId;
 

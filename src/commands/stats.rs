@@ -7,13 +7,14 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use super::stale_rule;
-use crate::Ctx;
-use crate::backend::{Access, Backend, StatsRequest};
 use crate::cli::{Format, StatsArgs};
+use crate::ctx::Ctx;
+use crate::db::{Access, Backend};
 use crate::duration::{format_age, format_duration};
 use crate::error::{QctlError, exit};
 use crate::model::{Stats, Trend, WatchFrame};
 use crate::output::LiveScreen;
+use crate::request::StatsRequest;
 
 pub fn run(ctx: &Ctx, args: &StatsArgs) -> Result<u8> {
     if let Some(path) = &args.output {

@@ -6,32 +6,7 @@
 
 use serde::Serialize;
 
-use super::{FindingKind, PlanFinding, Severity};
-
-/// What one run of a read part did, as the backend counted it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Measured {
-    /// The statement that ran: the read part, without locking clauses.
-    pub sql: String,
-    pub rows_returned: u64,
-    pub rows_examined: u64,
-    /// SQLite counts VM steps, not rows: rows examined is derived from
-    /// them (see docs/explain-claim.md), so it is an estimate.
-    pub estimated: bool,
-    /// Rows the largest sort received (PostgreSQL: its Sort node's input).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sort_input_rows: Option<u64>,
-    /// The backend's own counters (VM steps, full-scan steps, sorts,
-    /// automatic index rows; rows removed by filter, heap fetches,
-    /// buffers).
-    pub counters: serde_json::Map<String, serde_json::Value>,
-    /// Measured with sequential scans discouraged (the plan the table
-    /// gets once it is big, on a small or never-analyzed table).
-    pub forced: bool,
-    /// PostgreSQL's EXPLAIN ANALYZE document, with `--analyze`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub plan: Option<serde_json::Value>,
-}
+use crate::db::{FindingKind, Measured, PlanFinding, Severity};
 
 /// A measurement and how it was judged.
 #[derive(Debug, Clone, Serialize)]

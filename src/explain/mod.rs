@@ -9,128 +9,25 @@ pub mod placeholders;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::backend::{Backend, IndexState, PlanHow, TxMode};
-use crate::engine::{first_int, in_tx};
+use crate::db::{
+    Backend, FindingKind, IndexState, Measured, PlanFinding, PlanHow, PlanLine, Severity, TxMode,
+    first_int, in_tx, short_error,
+};
 use crate::error::QctlError;
 use crate::layout::{Concept, Ident, Status};
-use crate::request::{
-    ClaimRequest, ExplainRequest, ExplainTarget, PurgeRequest, ReapRequest, StaleRule,
-};
+use crate::model::StaleRule;
+use crate::request::{ClaimRequest, ExplainRequest, ExplainTarget, PurgeRequest, ReapRequest};
 use crate::sql::Stmt;
 use crate::sql::ddl::{IndexPurpose, IndexSpec};
 use crate::sql::dialect::LockMode;
 use crate::sql::queue::QueueSql;
 
 use crate::sql::sqltext;
-pub use measure::{Measure, Measured};
+pub use measure::Measure;
 pub use placeholders::{Guess, guess_placeholders};
 
 /// Below this many rows a plan is not representative.
 pub const SMALL_TABLE_ROWS: f64 = 1_000.0;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    Error,
-    Warning,
-}
-
-/// What a finding says about a plan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FindingKind {
-    /// Every run reads the whole table.
-    FullScan,
-    /// A scan stopped early by a LIMIT: cheap only while the matching rows
-    /// sit at the start of the table.
-    LimitedScan,
-    /// A whole index read in order instead of searched.
-    IndexScan,
-    /// A sort of the matching rows on every run.
-    TempSort,
-    /// A bitmap scan that reads every matching row before the LIMIT.
-    BitmapScan,
-    /// SQLite builds a throwaway index on every run.
-    AutomaticIndex,
-    /// One run examines far more rows than it returns: it walks through
-    /// history (or other states) whatever the plan's shape says.
-    HistoryWalk,
-    /// The table is too small for the plan to mean much.
-    SmallTable,
-    /// The planner has no statistics for the table.
-    NoStatistics,
-    /// The index qctl would suggest exists, but the plan does not use it.
-    IndexIgnored,
-    /// The index exists but is unusable (a cancelled concurrent build).
-    InvalidIndex,
-    /// A placeholder of `--sql` was bound NULL, so the plan may differ.
-    UnboundParameter,
-    /// A placeholder of `--sql` was bound a value qctl found in the
-    /// column or guessed from its type, not one the layout names.
-    GuessedParameter,
-    /// The read part of `--sql` could not be run to count its work.
-    NotMeasured,
-}
-
-impl FindingKind {
-    /// Whether the finding is a reason to suggest an index.
-    pub fn wants_index(self) -> bool {
-        matches!(
-            self,
-            FindingKind::FullScan
-                | FindingKind::LimitedScan
-                | FindingKind::IndexScan
-                | FindingKind::TempSort
-                | FindingKind::BitmapScan
-                | FindingKind::AutomaticIndex
-                | FindingKind::HistoryWalk
-        )
-    }
-
-    /// Whether it makes the verdict provisional: the query was not
-    /// checked as the application runs it.
-    pub fn provisional(self) -> bool {
-        matches!(
-            self,
-            FindingKind::UnboundParameter
-                | FindingKind::GuessedParameter
-                | FindingKind::NotMeasured
-        )
-    }
-}
-
-/// One problem found in a plan.
-#[derive(Debug, Clone, Serialize)]
-pub struct PlanFinding {
-    pub severity: Severity,
-    pub kind: FindingKind,
-    pub detail: String,
-    /// The plan line it points at, for the table view.
-    #[serde(skip)]
-    pub line: Option<usize>,
-    /// The table alias a scan finding is about, to match it across plans.
-    #[serde(skip)]
-    pub subject: Option<String>,
-}
-
-impl PlanFinding {
-    pub fn new(severity: Severity, kind: FindingKind, detail: impl Into<String>) -> PlanFinding {
-        PlanFinding {
-            severity,
-            kind,
-            detail: detail.into(),
-            line: None,
-            subject: None,
-        }
-    }
-}
-
-/// A plan line as drawn in the table view.
-#[derive(Debug, Clone)]
-pub struct PlanLine {
-    pub depth: usize,
-    pub text: String,
-}
 
 /// The check of one query.
 #[derive(Debug, Clone, Serialize)]
@@ -527,14 +424,6 @@ fn backlog<B: Backend + ?Sized>(b: &mut B, state: Status, queue: Option<&str>) -
 }
 
 /// An error's message on one line, without the cause chain's repeats.
-pub fn short_error(err: &anyhow::Error) -> String {
-    let text = format!("{err:#}");
-    text.lines().next().unwrap_or_default().to_string()
-}
-
-/// Runs the read part once and counts its work; a failure is a finding,
-/// not an error (a custom query may call what a read-only transaction
-/// refuses).
 fn run_measure<B: Backend + ?Sized>(
     b: &mut B,
     read: &Stmt,

@@ -10,7 +10,7 @@
 use anyhow::Result;
 
 use super::{FindingKind, PlanFinding, Severity};
-use crate::backend::Backend;
+use crate::db::Backend;
 use crate::layout::{Concept, Ident, Layout, Status};
 use crate::sql::sqltext::{self, Context, Lexer};
 use crate::sql::{Bind, Stmt, Value};
@@ -361,7 +361,7 @@ fn sample<B: Backend + ?Sized>(
             t = parts.join(".")
         );
         // A table without the column is an error: try the next.
-        let rows = crate::engine::in_tx(b, crate::backend::TxMode::Read, false, |b| {
+        let rows = crate::db::in_tx(b, crate::db::TxMode::Read, false, |b| {
             b.query(&Stmt::plain(sql.clone()))
         });
         if let Ok(rows) = rows

@@ -3,8 +3,9 @@
 //! (`::error title=...::message`), which GitHub shows on the run's summary
 //! page and beside the log line, whatever `--format` prints on stdout.
 
-use crate::commands::doctor::{CheckStatus, DoctorReport};
-use crate::explain::{ExplainReport, Severity};
+use crate::db::Severity;
+use crate::explain::ExplainReport;
+use crate::model::{CheckStatus, DoctorReport};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {

@@ -11,7 +11,7 @@
 
 use std::fmt::Write as _;
 
-use crate::commands::doctor::{CheckStatus, DoctorReport};
+use crate::model::{CheckStatus, DoctorReport};
 
 pub fn doctor(report: &DoctorReport) -> String {
     let failed = |status: CheckStatus| {

@@ -16,6 +16,19 @@ use super::sqltext::Lexer;
 use super::time::encode;
 use crate::layout::{Ident, TableName};
 
+/// A dialect's catalog queries, in its own placeholders.
+#[derive(Debug)]
+pub struct CatalogSql {
+    /// `(schema or NULL, name)` of every table the session may read
+    /// (never a partition: its parent stands for it).
+    pub tables: &'static str,
+    /// The column names of a table; binds the schema (NULL for the
+    /// session's) and the table's name.
+    pub columns: &'static str,
+    /// The session's schema, where the database has schemas.
+    pub current_schema: Option<&'static str>,
+}
+
 /// How a dialect writes the N-th placeholder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placeholder {
@@ -158,6 +171,8 @@ pub struct Dialect {
     pub exact_collations: &'static [&'static str],
     /// What makes a column compare names exactly, for doctor's advice.
     pub exact_collation_hint: &'static str,
+    /// The catalog queries `--layout auto` asks.
+    pub catalog: &'static CatalogSql,
     /// EXPLAIN of an UPDATE or DELETE runs in a read-only transaction
     /// (MariaDB and MySQL refuse it there, and even refuse to prepare it:
     /// their read part is planned instead).
@@ -203,6 +218,12 @@ pub static SQLITE: Dialect = Dialect {
     // can fail with SQLITE_BUSY without waiting.
     begin_write: "BEGIN IMMEDIATE",
     lexer: Lexer::Sqlite,
+    catalog: &CatalogSql {
+        tables: "SELECT NULL, name FROM sqlite_schema WHERE type = 'table' \
+                 AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+        columns: "SELECT name FROM pragma_table_xinfo(?2, coalesce(?1, 'main'))",
+        current_schema: None,
+    },
     exact_collation_hint: "declare the column without COLLATE NOCASE or RTRIM (BINARY, the default)",
     text_compares_exactly: true,
     exact_text: ("CAST({} AS BLOB)", "CAST({} AS BLOB)"),
@@ -250,6 +271,20 @@ pub static POSTGRES: Dialect = Dialect {
     // moving on.
     begin_write: "BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE",
     lexer: Lexer::Postgres,
+    catalog: &CatalogSql {
+        tables: "SELECT n.nspname::text, c.relname::text FROM pg_class c \
+                 JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition \
+                 AND n.nspname NOT IN ('pg_catalog', 'information_schema') \
+                 AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp%' \
+                 AND has_schema_privilege(n.oid, 'USAGE')",
+        columns: "SELECT a.attname::text FROM pg_attribute a \
+                  JOIN pg_class c ON c.oid = a.attrelid \
+                  JOIN pg_namespace n ON n.oid = c.relnamespace \
+                  WHERE n.nspname = coalesce($1, 'public') AND c.relname = $2 \
+                  AND a.attnum > 0 AND NOT a.attisdropped",
+        current_schema: Some("SELECT current_schema()::text"),
+    },
     exact_collation_hint: "give the column a deterministic collation (text, not citext)",
     text_compares_exactly: true,
     exact_text: ("({}::text COLLATE \"C\")", "({}::text COLLATE \"C\")"),
@@ -316,6 +351,13 @@ pub static MYSQL: Dialect = Dialect {
                  START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
     begin_write: "START TRANSACTION READ WRITE",
     lexer: Lexer::Mysql,
+    catalog: &CatalogSql {
+        tables: "SELECT NULL, TABLE_NAME FROM information_schema.TABLES \
+                 WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE'",
+        columns: "SELECT COLUMN_NAME FROM information_schema.COLUMNS \
+                  WHERE TABLE_SCHEMA = coalesce(?, DATABASE()) AND TABLE_NAME = ?",
+        current_schema: None,
+    },
     exact_collation_hint: "give the column a binary NO PAD collation (MariaDB utf8mb4_nopad_bin, MySQL 8 utf8mb4_0900_bin)",
     text_compares_exactly: false,
     exact_text: (

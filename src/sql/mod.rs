@@ -212,6 +212,7 @@ mod snapshots {
     use super::{Dialect, Value, ddl};
     use crate::layout::{Layout, PRESETS, Status};
     use crate::model::JobId;
+    use crate::model::StaleRule;
     use crate::request::*;
 
     fn statements(preset: &str, dialect: &'static Dialect) -> String {

@@ -16,10 +16,10 @@ use super::schema::{ColumnKind, JobSelect, QueueTable};
 use super::{Bind, Binds, Dialect, Row, Stmt, Value, time};
 use crate::error::QctlError;
 use crate::layout::{Assign, AttemptCounting, Concept, FenceKind, Status, Transition, literal};
+use crate::model::StaleRule;
 use crate::model::{Job, JobId, Payload, ReapAction, ReapedJob};
 use crate::request::{
     ClaimRequest, Finish, FinishRequest, ListRequest, ListStatus, PurgeRequest, ReapRequest,
-    StaleRule,
 };
 
 /// The statement builders for one table, at one instant (`now` is bound

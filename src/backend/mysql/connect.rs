@@ -15,7 +15,7 @@ use anyhow::Result;
 use mysql::{Conn, OptsBuilder, SslOpts};
 
 use crate::error::QctlError;
-use crate::target::redact;
+use crate::url::redact;
 
 /// The `mysql` client's `--ssl-mode` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

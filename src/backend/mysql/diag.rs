@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::MysqlBackend;
-use crate::backend::{Backend, TxMode};
+use crate::db::{Session, TxMode};
 use crate::error::QctlError;
 use crate::model::{
     AdvisoryLock, BlockedReport, BlockingSession, JobId, LocksReport, WaitingSession,
@@ -37,7 +37,7 @@ fn inspect<T>(
     };
     let limit = b.statement_limit(short);
     b.run(&limit)?;
-    let result = crate::engine::in_tx(b, TxMode::Read, false, work);
+    let result = crate::db::in_tx(b, TxMode::Read, false, work);
     let restore = b.statement_limit(b.options.statement_timeout);
     b.run(&restore)?;
     result
@@ -374,7 +374,7 @@ enum LockView {
 
 fn lock_view(b: &mut MysqlBackend) -> Result<std::result::Result<LockView, String>> {
     let ps = b.query(&Stmt::plain("SELECT @@GLOBAL.performance_schema"))?;
-    if crate::engine::first_int(&ps) == 1 {
+    if crate::db::first_int(&ps) == 1 {
         let instrument = b.query(&Stmt::plain(
             "SELECT ENABLED FROM performance_schema.setup_instruments \
              WHERE NAME = 'wait/lock/metadata/sql/mdl'",

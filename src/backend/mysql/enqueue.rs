@@ -15,8 +15,8 @@ use mysql::prelude::Queryable;
 
 use super::MysqlBackend;
 use super::error::{code, db_message};
-use crate::backend::{Backend, TxMode};
-use crate::engine::{check_new_job, in_tx};
+use crate::db::{Session, TxMode};
+use crate::db::{check_new_job, in_tx};
 use crate::model::{EnqueueOutcome, JobId, NewJob};
 use crate::sql::queue::QueueSql;
 use crate::sql::{Bind, Stmt};
@@ -97,7 +97,7 @@ pub fn enqueue(
 /// Whether the server takes LOAD DATA LOCAL.
 fn local_infile(b: &mut MysqlBackend) -> Result<bool> {
     let rows = b.query(&Stmt::plain("SELECT @@GLOBAL.local_infile"))?;
-    Ok(crate::engine::first_int(&rows) == 1)
+    Ok(crate::db::first_int(&rows) == 1)
 }
 
 /// One `LOAD DATA LOCAL INFILE` of every job, streamed: this thread

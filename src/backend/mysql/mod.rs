@@ -31,7 +31,10 @@ use mysql::prelude::Queryable;
 
 use self::connect::ConnInfo;
 use self::error::{ErrorContext, mysql_error};
-use super::{Access, Backend, ConnectOptions, IndexState, SqlLog, TableSize};
+use crate::db::{
+    Access, Bulk, ConnectOptions, Diagnostics, DoneSample, HeldLock, IndexState, Plan, PlanHow,
+    Planner, Schema, Scratch, Session, SqlLog, TableSize,
+};
 use crate::error::QctlError;
 use crate::interrupt::CancelGuard;
 use crate::layout::{Concept, Ident, Layout, TimeEncoding};
@@ -40,7 +43,6 @@ use crate::sql::dialect::MYSQL;
 use crate::sql::schema::{CatalogColumn, ColumnKind, QueueTable, TimeRepr};
 use crate::sql::time::MILLIS_ABOVE;
 use crate::sql::{Bind, Row, Stmt, Value};
-use crate::target::MysqlTarget;
 
 /// Which server qctl talks to, from `VERSION()`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,6 +97,52 @@ impl Server {
             )));
         }
         Ok(())
+    }
+}
+
+/// A `mysql://` or `mariadb://` URL as given (it may hold a password).
+#[derive(Debug, Clone)]
+pub struct MysqlTarget {
+    pub url: String,
+}
+
+/// MySQL and MariaDB: `mysql://` and `mariadb://` URLs.
+pub struct Mysql;
+
+pub static CONNECTOR: Mysql = Mysql;
+
+impl crate::backend::Connector for Mysql {
+    fn name(&self) -> &'static str {
+        MYSQL.name
+    }
+
+    fn schemes(&self) -> &'static [&'static str] {
+        &["mysql", "mariadb"]
+    }
+
+    fn claims(&self, url: &str) -> bool {
+        let lower = url.to_ascii_lowercase();
+        lower.starts_with("mysql://") || lower.starts_with("mariadb://")
+    }
+
+    fn check(&self, url: &str) -> Result<()> {
+        connect::parse_url(url).map(|_| ())
+    }
+
+    fn open(
+        &self,
+        url: &str,
+        layout: &Layout,
+        options: &ConnectOptions,
+    ) -> Result<Box<dyn crate::db::Backend + Send>> {
+        let target = MysqlTarget {
+            url: url.to_string(),
+        };
+        Ok(Box::new(MysqlBackend::open(
+            &target,
+            layout.clone(),
+            options,
+        )?))
     }
 }
 
@@ -183,7 +231,7 @@ impl MysqlBackend {
         ) {
             backend.collation = backend.exact_collation()?;
         }
-        let layout = crate::backend::auto_layout(&mut backend, options, layout)?;
+        let layout = crate::db::auto_layout(&mut backend, options, layout)?;
         backend.table = QueueTable::planned(&layout, &MYSQL);
         backend.load_table(layout)?;
         if !backend.table_exists && matches!(options.access, Access::Read | Access::Write) {
@@ -320,7 +368,7 @@ impl MysqlBackend {
                         "SELECT {column} FROM {} WHERE {column} IS NOT NULL AND {column} <> 0 LIMIT 1",
                         table.table()
                     )))?;
-                    match crate::engine::first_int(&sample) {
+                    match crate::db::first_int(&sample) {
                         n if n.abs() > MILLIS_ABOVE => TimeRepr::EpochMillis,
                         _ => TimeRepr::EpochSeconds,
                     }
@@ -368,7 +416,7 @@ impl MysqlBackend {
             .map(|c| format!("'{c}'"))
             .collect::<Vec<_>>()
             .join(", ");
-        let found = crate::backend::first_texts(self.query(&Stmt::plain(format!(
+        let found = crate::db::first_texts(self.query(&Stmt::plain(format!(
             "SELECT COLLATION_NAME FROM information_schema.COLLATIONS WHERE COLLATION_NAME IN ({list})"
         )))?);
         Ok(wanted
@@ -485,7 +533,7 @@ fn classify(data_type: &str, column_type: &str) -> ColumnKind {
     }
 }
 
-impl Backend for MysqlBackend {
+impl Session for MysqlBackend {
     fn table(&self) -> &QueueTable {
         &self.table
     }
@@ -542,7 +590,9 @@ impl Backend for MysqlBackend {
     fn clock(&mut self) -> Result<DateTime<Utc>> {
         self.server_clock()
     }
+}
 
+impl Schema for MysqlBackend {
     fn init_statements(&self) -> Vec<String> {
         // MySQL's DDL commits as it goes, so there is no all-or-nothing:
         // the table first, then each index it lacks (online on a table
@@ -575,43 +625,6 @@ impl Backend for MysqlBackend {
         self.load_table(layout)
     }
 
-    fn enqueue(
-        &mut self,
-        jobs: &mut dyn Iterator<Item = Result<crate::model::NewJob>>,
-        return_ids: bool,
-    ) -> Result<crate::model::EnqueueOutcome> {
-        enqueue::enqueue(self, jobs, return_ids)
-    }
-
-    fn done_counts(&mut self, exact: bool, not_done: i64) -> Result<crate::engine::DoneCounts> {
-        stats::done_counts(self, exact, not_done)
-    }
-
-    fn table_size(&mut self) -> Result<TableSize> {
-        stats::table_size(self)
-    }
-
-    fn plan(&mut self, stmt: &Stmt, how: super::PlanHow) -> Result<super::Plan> {
-        plan::plan(self, stmt, how)
-    }
-
-    fn can_force_plans(&self) -> bool {
-        true
-    }
-
-    fn describe_params(&mut self, sql: &str) -> Result<Vec<Option<String>>> {
-        plan::describe_params(self, sql)
-    }
-
-    fn measure(
-        &mut self,
-        stmt: &Stmt,
-        forced: bool,
-        with_plan: bool,
-    ) -> Result<Option<crate::explain::Measured>> {
-        plan::measure(self, stmt, forced, with_plan)
-    }
-
     fn index_state(&mut self, name: &Ident) -> Result<IndexState> {
         let stmt = Stmt {
             sql: "SELECT 1 FROM information_schema.STATISTICS \
@@ -637,7 +650,50 @@ impl Backend for MysqlBackend {
         let analyze = format!("ANALYZE TABLE {}", self.table.table());
         self.query_text(&analyze).map(|_| ())
     }
+}
 
+impl Bulk for MysqlBackend {
+    fn enqueue(
+        &mut self,
+        jobs: &mut dyn Iterator<Item = Result<crate::model::NewJob>>,
+        return_ids: bool,
+    ) -> Result<crate::model::EnqueueOutcome> {
+        enqueue::enqueue(self, jobs, return_ids)
+    }
+
+    fn table_size(&mut self) -> Result<TableSize> {
+        stats::table_size(self)
+    }
+
+    fn done_sample(&mut self, done: &str) -> Result<Option<DoneSample>> {
+        stats::done_sample(self, done)
+    }
+}
+
+impl Planner for MysqlBackend {
+    fn plan(&mut self, stmt: &Stmt, how: PlanHow) -> Result<Plan> {
+        plan::plan(self, stmt, how)
+    }
+
+    fn can_force_plans(&self) -> bool {
+        true
+    }
+
+    fn describe_params(&mut self, sql: &str) -> Result<Vec<Option<String>>> {
+        plan::describe_params(self, sql)
+    }
+
+    fn measure(
+        &mut self,
+        stmt: &Stmt,
+        forced: bool,
+        with_plan: bool,
+    ) -> Result<Option<crate::db::Measured>> {
+        plan::measure(self, stmt, forced, with_plan)
+    }
+}
+
+impl Diagnostics for MysqlBackend {
     fn blocked(&mut self) -> Result<crate::model::BlockedReport> {
         diag::blocked(self)
     }
@@ -650,15 +706,12 @@ impl Backend for MysqlBackend {
         diag::locks(self, key)
     }
 
-    fn bench(
-        &mut self,
-        request: &crate::request::BenchRequest,
-    ) -> Result<crate::model::BenchReport> {
-        bench::bench(self, request)
+    fn reap_lock(&mut self, wait: bool) -> Result<Option<Box<dyn HeldLock>>> {
+        Ok(Some(Box::new(ReapLock::take(self, wait)?)))
     }
 
-    fn reap_lock(&mut self, wait: bool) -> Result<Option<Box<dyn std::any::Any>>> {
-        Ok(Some(Box::new(ReapLock::take(self, wait)?)))
+    fn scratch(&mut self) -> Result<Scratch> {
+        bench::scratch(self)
     }
 }
 
@@ -696,47 +749,11 @@ impl ReapLock {
     }
 }
 
+impl HeldLock for ReapLock {}
+
 impl Drop for ReapLock {
     fn drop(&mut self) {
         let _ = self.conn.query_drop("SELECT RELEASE_ALL_LOCKS()");
-    }
-}
-
-impl crate::presets::Catalog for MysqlBackend {
-    fn database(&self) -> &'static str {
-        "mysql"
-    }
-
-    /// The tables of the connection's database (MySQL's schema).
-    fn tables(&mut self) -> Result<Vec<(Option<String>, String)>> {
-        let rows = self.query(&Stmt::plain(
-            "SELECT TABLE_NAME FROM information_schema.TABLES \
-             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE'",
-        ))?;
-        Ok(crate::backend::first_texts(rows)
-            .into_iter()
-            .map(|name| (None, name))
-            .collect())
-    }
-
-    fn column_names(&mut self, _schema: Option<&str>, table: &str) -> Result<Vec<String>> {
-        let rows = self.query(&Stmt {
-            sql: "SELECT COLUMN_NAME FROM information_schema.COLUMNS \
-                  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?"
-                .into(),
-            binds: vec![Bind::Text(table.to_string())],
-        })?;
-        Ok(crate::backend::first_texts(rows))
-    }
-
-    fn current_schema(&mut self) -> Option<String> {
-        None
-    }
-
-    fn probe(&mut self, sql: &str) -> Option<String> {
-        self.query(&Stmt::plain(sql))
-            .ok()
-            .and_then(crate::backend::first_text)
     }
 }
 

@@ -9,8 +9,8 @@ use mysql::prelude::Queryable;
 
 use super::MysqlBackend;
 use super::error::describe;
-use crate::backend::{Backend, Plan, PlanHow, TxMode};
-use crate::explain::{FindingKind, Measured, PlanFinding, PlanLine, Severity};
+use crate::db::{FindingKind, Measured, PlanFinding, PlanLine, Severity};
+use crate::db::{Plan, PlanHow, Session, TxMode};
 use crate::sql::{Stmt, Value, sqltext};
 
 pub fn plan(b: &mut MysqlBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> {
@@ -29,7 +29,7 @@ pub fn plan(b: &mut MysqlBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> {
     if how.forced {
         b.run("SET SESSION max_seeks_for_key = 1")?;
     }
-    let result = crate::engine::in_tx(b, TxMode::Read, false, |b| b.query(&explain));
+    let result = crate::db::in_tx(b, TxMode::Read, false, |b| b.query(&explain));
     if how.forced {
         b.run("SET SESSION max_seeks_for_key = DEFAULT")?;
     }
@@ -277,16 +277,15 @@ pub fn measure(
     if forced {
         b.run("SET SESSION max_seeks_for_key = 1")?;
     }
-    let ran = crate::engine::in_tx(b, TxMode::Read, false, |b| {
+    let ran = crate::db::in_tx(b, TxMode::Read, false, |b| {
         let doc = b.query(&analyze)?;
-        let returned = crate::engine::first_int(&b.query(&count)?);
+        let returned = crate::db::first_int(&b.query(&count)?);
         Ok((doc, returned))
     });
     if forced {
         b.run("SET SESSION max_seeks_for_key = DEFAULT")?;
     }
-    let (rows, returned) =
-        ran.map_err(|e| anyhow::anyhow!("{}", crate::explain::short_error(&e)))?;
+    let (rows, returned) = ran.map_err(|e| anyhow::anyhow!("{}", crate::db::short_error(&e)))?;
     let doc: serde_json::Value = rows
         .into_iter()
         .next()

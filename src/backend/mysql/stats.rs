@@ -7,10 +7,8 @@
 use anyhow::Result;
 
 use super::MysqlBackend;
-use crate::backend::{Backend, TableSize};
-use crate::engine::DoneCounts;
-use crate::layout::{Concept, Status};
-use crate::sql::queue::QueueSql;
+use crate::db::{DoneSample, Session, TableSize};
+use crate::layout::Concept;
 use crate::sql::{Bind, Stmt, Value};
 
 /// Below this many rows finished counts are exact.
@@ -44,52 +42,19 @@ pub fn table_size(b: &mut MysqlBackend) -> Result<TableSize> {
     })
 }
 
-pub fn done_counts(b: &mut MysqlBackend, exact: bool, not_done: i64) -> Result<DoneCounts> {
-    let (exact_sql, done_filter) = {
-        let q = QueueSql::new(&b.table, chrono::Utc::now());
-        (q.state_counts(Status::Done), q.state(Status::Done))
-    };
-    let (Some(exact_sql), Some(done_filter)) = (exact_sql, done_filter) else {
-        return Ok(DoneCounts {
-            by_queue: Vec::new(),
-            estimated: false,
-            note: None,
-        });
-    };
-    let count_exactly = |b: &mut MysqlBackend| -> Result<Vec<(Option<String>, i64)>> {
-        Ok(b.query(&exact_sql)?.into_iter().map(queue_count).collect())
-    };
+/// A big table's rows (InnoDB's estimate) and finished jobs per queue in
+/// a sample of primary-key slices spread over the table; None on a small
+/// table.
+pub fn done_sample(b: &mut MysqlBackend, done: &str) -> Result<Option<DoneSample>> {
     let rows = table_rows(b)?;
-    if exact || rows <= EXACT_COUNT_LIMIT {
-        return Ok(DoneCounts {
-            by_queue: count_exactly(b)?,
-            estimated: false,
-            note: None,
-        });
+    if rows <= EXACT_COUNT_LIMIT {
+        return Ok(None);
     }
-    // The table's size less the exact backlog, split between queues by a
-    // sample of primary-key slices spread over the table.
-    let total_done = (rows as i64 - not_done).max(0);
-    let sample = sample(b, &done_filter)?;
-    let sampled: i64 = sample.iter().map(|(_, n)| n).sum();
-    let by_queue = if sampled == 0 || b.table.q(Concept::Queue).is_none() {
-        vec![(sample.into_iter().next().and_then(|(q, _)| q), total_done)]
-    } else {
-        sample
-            .into_iter()
-            .map(|(queue, n)| {
-                (
-                    queue,
-                    (total_done as f64 * n as f64 / sampled as f64).round() as i64,
-                )
-            })
-            .collect()
-    };
-    Ok(DoneCounts {
-        by_queue,
-        estimated: true,
+    Ok(Some(DoneSample {
+        rows,
+        by_queue: sample(b, done)?,
         note: None,
-    })
+    }))
 }
 
 /// Finished jobs per queue among some 20,000 rows: twenty slices of an

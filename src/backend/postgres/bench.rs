@@ -1,51 +1,26 @@
-//! `qctl bench` on PostgreSQL: concurrent claimers, each on its own
-//! connection, running the statement `qctl claim` runs for this layout
-//! (and the fenced complete), on a scratch copy of the queue table; once
-//! with SKIP LOCKED and once with a plain FOR UPDATE, for the contrast.
+//! The bench's scratch copy on PostgreSQL: a copy of the queue table in
+//! its schema, with an identity of its own.
 
 use anyhow::Result;
 use chrono::Utc;
 
-use super::PostgresBackend;
-use super::connect::{self, ConnInfo};
-use crate::backend::drain::{audit, drain};
-use crate::backend::{Access, Backend, BenchMode, ConnectOptions};
+use super::connect;
+use super::{PostgresBackend, PostgresTarget};
+use crate::db::{Access, Backend, ConnectOptions, Scratch, Session};
 use crate::layout::{Concept, Layout};
-use crate::model::{BenchReport, BenchRun, NewJob};
-use crate::request::BenchRequest;
 use crate::sql::Stmt;
-use crate::target::PostgresTarget;
+use crate::sql::dialect::POSTGRES;
 
-pub fn bench(b: &mut PostgresBackend, request: &BenchRequest) -> Result<BenchReport> {
-    let mut runs = Vec::new();
-    for mode in &request.modes {
-        runs.push(bench_mode(b, request, *mode)?);
-    }
-    let ratio = match runs.as_slice() {
-        [a, b] => Some(a.jobs_per_second / b.jobs_per_second.max(1e-9)),
-        _ => None,
-    };
-    Ok(BenchReport {
-        backend: "postgres",
-        workers: request.workers,
-        jobs: request.jobs,
-        hold_ms: request.hold.as_secs_f64() * 1000.0,
-        runs,
-        ratio,
-    })
-}
-
-fn bench_mode(
-    b: &mut PostgresBackend,
-    request: &BenchRequest,
-    mode: BenchMode,
-) -> Result<BenchRun> {
+/// A copy of the queue table as it is defined (columns, defaults,
+/// constraints, indexes), or what `init` creates when there is none, in
+/// the same schema; dropped (on a connection of its own: the main one
+/// may be broken) when the scratch drops.
+pub fn scratch(b: &mut PostgresBackend) -> Result<Scratch> {
     // pid and time: two benches (two containers, both pid 1) never share.
     let name = format!(
-        "qctl_bench_{}_{}_{}",
+        "qctl_bench_{}_{}",
         std::process::id(),
-        Utc::now().timestamp_subsec_nanos(),
-        mode.name()
+        Utc::now().timestamp_nanos_opt().unwrap_or_default()
     );
     let mut layout: Layout = b.table.layout.clone();
     let scratch = match &layout.table.schema {
@@ -60,7 +35,7 @@ fn bench_mode(
     let base = b.options.clone();
     // Waiting on the head row's lock is what FOR UPDATE measures: the
     // workers wait as long as it takes.
-    let options = |access| ConnectOptions {
+    let options = move |access| ConnectOptions {
         access,
         statement_timeout: std::time::Duration::ZERO,
         busy_timeout: std::time::Duration::from_secs(3600),
@@ -68,49 +43,40 @@ fn bench_mode(
         auto: None,
         ..base.clone()
     };
-    let _drop = ScratchTable {
-        info: b.info.clone(),
-        options: b.options.clone(),
-        table: crate::sql::dialect::POSTGRES.table(&layout.table),
+    let copy = POSTGRES.table(&layout.table);
+    let remove = {
+        let (info, timeout, copy) = (b.info.clone(), b.options.connect_timeout, copy.clone());
+        move || {
+            if let Ok(mut client) = connect::connect(&info, timeout) {
+                let _ = client.batch_execute(&format!("DROP TABLE IF EXISTS {copy}"));
+            }
+        }
     };
-    // A copy of the queue table as it is defined (columns, defaults,
-    // constraints, indexes), or what `init` creates when there is none.
-    let mut setup = if b.table_exists {
-        let copy = crate::sql::dialect::POSTGRES.table(&layout.table);
+    let made = if b.table_exists {
         b.batch(&format!(
             "CREATE TABLE {copy} (LIKE {original} INCLUDING ALL)"
-        ))?;
-        let mut setup = PostgresBackend::open(&target, layout.clone(), &options(Access::Write))?;
-        own_sequence(&mut setup)?;
-        setup
+        ))
+        .and_then(|()| PostgresBackend::open(&target, layout.clone(), &options(Access::Write)))
+        .and_then(|mut setup| own_sequence(&mut setup))
     } else {
-        let mut setup = PostgresBackend::open(&target, layout.clone(), &options(Access::Create))?;
-        setup.init()?;
-        setup
+        PostgresBackend::open(&target, layout.clone(), &options(Access::Create))
+            .and_then(|mut setup| crate::db::Schema::init(&mut setup))
     };
-    let now = setup.clock()? - chrono::Duration::seconds(1);
-    let mut jobs = (0..request.jobs).map(|i| {
-        Ok(NewJob {
-            payload: format!("{{\"n\":{i}}}"),
-            queue: "default".into(),
-            run_at: now,
-            run_at_from_now: false,
-            max_attempts: 3,
-        })
-    });
-    setup.enqueue(&mut jobs, false)?;
-    let analyze = format!("ANALYZE {}", setup.table.table());
-    setup.batch(&analyze)?;
-    let open = || -> Result<Box<dyn Backend + Send>> {
-        Ok(Box::new(PostgresBackend::open(
-            &target,
-            layout.clone(),
-            &options(Access::Write),
-        )?))
-    };
-    let mut run = drain(&open, request.workers, request.jobs, request.hold, mode)?;
-    run.missing = run.missing.max(audit(&mut setup)?);
-    Ok(run)
+    if let Err(err) = made {
+        remove();
+        return Err(err);
+    }
+    Ok(Scratch {
+        open: Box::new(move |access| -> Result<Box<dyn Backend + Send>> {
+            Ok(Box::new(PostgresBackend::open(
+                &target,
+                layout.clone(),
+                &options(access),
+            )?))
+        }),
+        analyze: Some(format!("ANALYZE {copy}")),
+        remove: Some(Box::new(remove)),
+    })
 }
 
 /// A copied table whose id default draws from the original's sequence
@@ -149,20 +115,4 @@ fn own_sequence(b: &mut PostgresBackend) -> Result<()> {
         ))?;
     }
     Ok(())
-}
-
-/// Drops the bench's scratch table, whatever happened (its own
-/// connection: the main one may be broken).
-struct ScratchTable {
-    info: ConnInfo,
-    options: ConnectOptions,
-    table: String,
-}
-
-impl Drop for ScratchTable {
-    fn drop(&mut self) {
-        if let Ok(mut client) = connect::connect(&self.info, self.options.connect_timeout) {
-            let _ = client.batch_execute(&format!("DROP TABLE IF EXISTS {}", self.table));
-        }
-    }
 }

@@ -18,7 +18,7 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
 
 use crate::error::QctlError;
-use crate::target::redact;
+use crate::url::redact;
 
 /// libpq's sslmode values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

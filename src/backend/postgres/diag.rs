@@ -12,7 +12,7 @@ use postgres::{Client, Row, Transaction};
 
 use super::PostgresBackend;
 use super::error::db_message;
-use crate::backend::SqlLog;
+use crate::db::SqlLog;
 use crate::layout::Concept;
 use crate::model::{
     AdvisoryLock, BlockedReport, BlockingSession, JobId, LocksReport, WaitingSession,

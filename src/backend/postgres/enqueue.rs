@@ -9,8 +9,8 @@ use postgres::types::{ToSql, Type};
 use super::PostgresBackend;
 use super::error::db_message;
 use super::value::PgBind;
-use crate::backend::{Backend, TxMode};
-use crate::engine::check_new_job;
+use crate::db::check_new_job;
+use crate::db::{Session, TxMode};
 use crate::model::{EnqueueOutcome, NewJob};
 use crate::sql::queue::QueueSql;
 use crate::sql::queue::job_id;
@@ -35,7 +35,7 @@ pub fn enqueue(
     let quoted = table.table();
     if return_ids {
         let sql = q.insert(&concepts, true);
-        let ids = crate::engine::in_tx(b, TxMode::Write, true, |b| {
+        let ids = crate::db::in_tx(b, TxMode::Write, true, |b| {
             let mut ids = Vec::new();
             for job in jobs {
                 let job = job?;

@@ -29,7 +29,10 @@ use postgres::{Client, Statement};
 use self::connect::ConnInfo;
 use self::error::{ErrorContext, db_message, pg_error};
 use self::value::{PgBind, PgValue};
-use super::{Access, Backend, ConnectOptions, IndexState, SqlLog, TableSize, TxMode};
+use crate::db::{
+    Access, Bulk, ConnectOptions, Diagnostics, DoneSample, HeldLock, IndexState, Plan, PlanHow,
+    Planner, Schema, Scratch, Session, SqlLog, TableSize, TxMode,
+};
 use crate::error::QctlError;
 use crate::interrupt::CancelGuard;
 use crate::layout::{Concept, Ident, Layout, TimeEncoding};
@@ -38,7 +41,67 @@ use crate::sql::dialect::POSTGRES;
 use crate::sql::schema::{CatalogColumn, ColumnKind, QueueTable, TimeRepr};
 use crate::sql::time::MILLIS_ABOVE;
 use crate::sql::{Bind, Row, Stmt, Value};
-use crate::target::PostgresTarget;
+
+/// A PostgreSQL URL or libpq keyword string, as the user gave it (it may
+/// hold a password).
+#[derive(Debug, Clone)]
+pub struct PostgresTarget {
+    pub conninfo: String,
+}
+
+/// PostgreSQL: `postgres://` and `postgresql://` URLs, and libpq's
+/// `key=value` strings.
+pub struct Postgres;
+
+pub static CONNECTOR: Postgres = Postgres;
+
+impl crate::backend::Connector for Postgres {
+    fn name(&self) -> &'static str {
+        POSTGRES.name
+    }
+
+    fn schemes(&self) -> &'static [&'static str] {
+        &["postgres", "postgresql"]
+    }
+
+    fn claims(&self, url: &str) -> bool {
+        let lower = url.to_ascii_lowercase();
+        lower.starts_with("postgres://")
+            || lower.starts_with("postgresql://")
+            || looks_like_keyword_conninfo(url)
+    }
+
+    fn check(&self, url: &str) -> Result<()> {
+        ConnInfo::parse(url).map(|_| ())
+    }
+
+    fn open(
+        &self,
+        url: &str,
+        layout: &Layout,
+        options: &ConnectOptions,
+    ) -> Result<Box<dyn crate::db::Backend + Send>> {
+        let target = PostgresTarget {
+            conninfo: url.to_string(),
+        };
+        Ok(Box::new(PostgresBackend::open(
+            &target,
+            layout.clone(),
+            options,
+        )?))
+    }
+}
+
+/// A libpq keyword string: some known keyword, then `=` (spaces allowed
+/// around it, as libpq allows).
+fn looks_like_keyword_conninfo(text: &str) -> bool {
+    const KEYS: [&str; 8] = [
+        "host", "hostaddr", "port", "dbname", "user", "password", "sslmode", "service",
+    ];
+    let lower = text.to_ascii_lowercase();
+    KEYS.iter()
+        .any(|key| crate::url::keyword_value_at(&lower, key).is_some())
+}
 
 pub struct PostgresBackend {
     client: Client,
@@ -98,7 +161,7 @@ impl PostgresBackend {
             if read_only { "on" } else { "off" }
         );
         backend.batch(&setup)?;
-        let layout = crate::backend::auto_layout(&mut backend, options, layout)?;
+        let layout = crate::db::auto_layout(&mut backend, options, layout)?;
         backend.cx.table = layout.table.to_string();
         backend.load_table(layout)?;
         if !backend.table_exists && matches!(options.access, Access::Read | Access::Write) {
@@ -186,7 +249,7 @@ impl PostgresBackend {
                         "SELECT {column} FROM {} WHERE {column} IS NOT NULL AND {column} <> 0 LIMIT 1",
                         table.table()
                     )))?;
-                    match crate::engine::first_int(&sample) {
+                    match crate::db::first_int(&sample) {
                         0 => None,
                         n if n.abs() > MILLIS_ABOVE => Some(TimeRepr::EpochMillis),
                         _ => Some(TimeRepr::EpochSeconds),
@@ -426,7 +489,7 @@ impl PostgresBackend {
         let rows = self.query(&Stmt::plain(
             "SELECT current_setting('server_version_num')::int4",
         ))?;
-        Ok(crate::engine::first_int(&rows))
+        Ok(crate::db::first_int(&rows))
     }
 }
 
@@ -463,7 +526,7 @@ fn classify(ty: &str, typtype: &str) -> ColumnKind {
     }
 }
 
-impl Backend for PostgresBackend {
+impl Session for PostgresBackend {
     fn table(&self) -> &QueueTable {
         &self.table
     }
@@ -527,6 +590,16 @@ impl Backend for PostgresBackend {
         }
     }
 
+    fn batch_session(&mut self, on: bool) -> Result<()> {
+        self.batch(if on {
+            "SET enable_bitmapscan = off; SET synchronous_commit = off"
+        } else {
+            "RESET enable_bitmapscan; RESET synchronous_commit"
+        })
+    }
+}
+
+impl Schema for PostgresBackend {
     fn init_statements(&self) -> Vec<String> {
         // An existing (maybe busy) table gets its indexes without
         // blocking writes.
@@ -549,7 +622,7 @@ impl Backend for PostgresBackend {
         } else {
             // A new table: all or nothing, in one transaction.
             let statements = self.init_statements();
-            crate::engine::in_tx(self, TxMode::Write, true, |b| {
+            crate::db::in_tx(self, TxMode::Write, true, |b| {
                 for statement in &statements {
                     b.batch(statement)?;
                 }
@@ -561,43 +634,6 @@ impl Backend for PostgresBackend {
         self.built.clear();
         let layout = self.table.layout.clone();
         self.load_table(layout)
-    }
-
-    fn enqueue(
-        &mut self,
-        jobs: &mut dyn Iterator<Item = Result<crate::model::NewJob>>,
-        return_ids: bool,
-    ) -> Result<crate::model::EnqueueOutcome> {
-        enqueue::enqueue(self, jobs, return_ids)
-    }
-
-    fn done_counts(&mut self, exact: bool, not_done: i64) -> Result<crate::engine::DoneCounts> {
-        stats::done_counts(self, exact, not_done)
-    }
-
-    fn table_size(&mut self) -> Result<TableSize> {
-        stats::table_size(self)
-    }
-
-    fn plan(&mut self, stmt: &Stmt, how: super::PlanHow) -> Result<super::Plan> {
-        plan::plan(self, stmt, how)
-    }
-
-    fn can_force_plans(&self) -> bool {
-        true
-    }
-
-    fn describe_params(&mut self, sql: &str) -> Result<Vec<Option<String>>> {
-        plan::describe_params(self, sql)
-    }
-
-    fn measure(
-        &mut self,
-        stmt: &Stmt,
-        forced: bool,
-        with_plan: bool,
-    ) -> Result<Option<crate::explain::Measured>> {
-        plan::measure(self, stmt, forced, with_plan).map(Some)
     }
 
     fn index_state(&mut self, name: &Ident) -> Result<IndexState> {
@@ -629,7 +665,50 @@ impl Backend for PostgresBackend {
         let analyze = format!("ANALYZE {}", self.table.table());
         self.batch(&analyze)
     }
+}
 
+impl Bulk for PostgresBackend {
+    fn enqueue(
+        &mut self,
+        jobs: &mut dyn Iterator<Item = Result<crate::model::NewJob>>,
+        return_ids: bool,
+    ) -> Result<crate::model::EnqueueOutcome> {
+        enqueue::enqueue(self, jobs, return_ids)
+    }
+
+    fn table_size(&mut self) -> Result<TableSize> {
+        stats::table_size(self)
+    }
+
+    fn done_sample(&mut self, done: &str) -> Result<Option<DoneSample>> {
+        stats::done_sample(self, done)
+    }
+}
+
+impl Planner for PostgresBackend {
+    fn plan(&mut self, stmt: &Stmt, how: PlanHow) -> Result<Plan> {
+        plan::plan(self, stmt, how)
+    }
+
+    fn can_force_plans(&self) -> bool {
+        true
+    }
+
+    fn describe_params(&mut self, sql: &str) -> Result<Vec<Option<String>>> {
+        plan::describe_params(self, sql)
+    }
+
+    fn measure(
+        &mut self,
+        stmt: &Stmt,
+        forced: bool,
+        with_plan: bool,
+    ) -> Result<Option<crate::db::Measured>> {
+        plan::measure(self, stmt, forced, with_plan).map(Some)
+    }
+}
+
+impl Diagnostics for PostgresBackend {
     fn blocked(&mut self) -> Result<crate::model::BlockedReport> {
         diag::blocked(self)
     }
@@ -642,29 +721,12 @@ impl Backend for PostgresBackend {
         diag::locks(self, key)
     }
 
-    fn bench(
-        &mut self,
-        request: &crate::request::BenchRequest,
-    ) -> Result<crate::model::BenchReport> {
-        bench::bench(self, request)
-    }
-
-    /// A batch picks its rows with `LIMIT n`: a bitmap scan would read
-    /// every matching row of the index before the limit (all 100,000 stale
-    /// jobs, on every batch), a plain index scan stops at n. And a batch
-    /// need not wait for its commit to reach the disk: lost in a crash, its
-    /// jobs are still stale and the next reap (or purge) does them again,
-    /// while any later durable commit (a worker's claim) flushes it anyway.
-    fn batch_session(&mut self, on: bool) -> Result<()> {
-        self.batch(if on {
-            "SET enable_bitmapscan = off; SET synchronous_commit = off"
-        } else {
-            "RESET enable_bitmapscan; RESET synchronous_commit"
-        })
-    }
-
-    fn reap_lock(&mut self, wait: bool) -> Result<Option<Box<dyn std::any::Any>>> {
+    fn reap_lock(&mut self, wait: bool) -> Result<Option<Box<dyn HeldLock>>> {
         Ok(Some(Box::new(ReapLock::take(self, wait)?)))
+    }
+
+    fn scratch(&mut self) -> Result<Scratch> {
+        bench::scratch(self)
     }
 }
 
@@ -705,62 +767,10 @@ impl ReapLock {
     }
 }
 
+impl HeldLock for ReapLock {}
+
 impl Drop for ReapLock {
     fn drop(&mut self) {
         let _ = self.client.batch_execute("COMMIT");
-    }
-}
-
-impl crate::presets::Catalog for PostgresBackend {
-    fn database(&self) -> &'static str {
-        "postgres"
-    }
-
-    /// Tables and partitioned parents (never their partitions).
-    fn tables(&mut self) -> Result<Vec<(Option<String>, String)>> {
-        let rows = self.query(&Stmt::plain(
-            "SELECT n.nspname::text, c.relname::text FROM pg_class c \
-             JOIN pg_namespace n ON n.oid = c.relnamespace \
-             WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition \
-             AND n.nspname NOT IN ('pg_catalog', 'information_schema') \
-             AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp%' \
-             AND has_schema_privilege(n.oid, 'USAGE')",
-        ))?;
-        Ok(rows
-            .into_iter()
-            .map(|row| {
-                let mut row = row.into_iter();
-                let schema = row.next().and_then(Value::into_text);
-                let name = row.next().and_then(Value::into_text).unwrap_or_default();
-                (schema, name)
-            })
-            .collect())
-    }
-
-    fn column_names(&mut self, schema: Option<&str>, table: &str) -> Result<Vec<String>> {
-        let rows = self.query(&Stmt {
-            sql: "SELECT a.attname::text FROM pg_attribute a \
-                  JOIN pg_class c ON c.oid = a.attrelid \
-                  JOIN pg_namespace n ON n.oid = c.relnamespace \
-                  WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped"
-                .into(),
-            binds: vec![
-                Bind::Text(schema.unwrap_or("public").to_string()),
-                Bind::Text(table.to_string()),
-            ],
-        })?;
-        Ok(crate::backend::first_texts(rows))
-    }
-
-    fn current_schema(&mut self) -> Option<String> {
-        self.query(&Stmt::plain("SELECT current_schema()::text"))
-            .ok()
-            .and_then(crate::backend::first_text)
-    }
-
-    fn probe(&mut self, sql: &str) -> Option<String> {
-        self.query(&Stmt::plain(sql))
-            .ok()
-            .and_then(crate::backend::first_text)
     }
 }

@@ -8,8 +8,8 @@ use postgres::types::Kind;
 
 use super::PostgresBackend;
 use super::error::db_message;
-use crate::backend::{Backend, Plan, PlanHow, TxMode};
-use crate::explain::{FindingKind, Measured, PlanFinding, PlanLine, Severity};
+use crate::db::{FindingKind, Measured, PlanFinding, PlanLine, Severity};
+use crate::db::{Plan, PlanHow, Session, TxMode};
 use crate::sql::{Stmt, Value};
 
 /// `EXPLAIN (FORMAT JSON)` of a statement in a READ ONLY transaction: it
@@ -19,7 +19,7 @@ pub fn plan(b: &mut PostgresBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> 
         sql: format!("EXPLAIN (FORMAT JSON) {}", stmt.sql),
         binds: stmt.binds.clone(),
     };
-    let rows = crate::engine::in_tx(b, TxMode::Read, false, |b| {
+    let rows = crate::db::in_tx(b, TxMode::Read, false, |b| {
         if how.forced {
             b.batch("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")?;
         }
@@ -111,7 +111,7 @@ pub fn measure(
         sql: format!("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {}", stmt.sql),
         binds: stmt.binds.clone(),
     };
-    let ran = crate::engine::in_tx(b, TxMode::Read, false, |b| {
+    let ran = crate::db::in_tx(b, TxMode::Read, false, |b| {
         if forced {
             b.batch("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")?;
         }
@@ -122,7 +122,7 @@ pub fn measure(
     if stmt.sql.to_ascii_lowercase().contains("advisory") {
         b.batch("SELECT pg_advisory_unlock_all()")?;
     }
-    let doc = json_doc(ran.map_err(|e| anyhow::anyhow!("{}", crate::explain::short_error(&e)))?);
+    let doc = json_doc(ran.map_err(|e| anyhow::anyhow!("{}", crate::db::short_error(&e)))?);
     let root = &doc[0]["Plan"];
     let mut tally = Tally::default();
     tally.walk(root);

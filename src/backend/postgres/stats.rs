@@ -6,10 +6,7 @@
 use anyhow::Result;
 
 use super::PostgresBackend;
-use crate::backend::{Backend, TableSize};
-use crate::engine::DoneCounts;
-use crate::layout::Status;
-use crate::sql::queue::QueueSql;
+use crate::db::{DoneSample, Session, TableSize};
 use crate::sql::{Bind, Stmt, Value};
 
 /// Below this many rows finished counts are exact.
@@ -78,28 +75,10 @@ pub fn table_size(b: &mut PostgresBackend) -> Result<TableSize> {
     })
 }
 
-pub fn done_counts(b: &mut PostgresBackend, exact: bool, not_done: i64) -> Result<DoneCounts> {
-    let (exact_sql, done_filter) = {
-        let q = QueueSql::new(&b.table, chrono::Utc::now());
-        (q.state_counts(Status::Done), q.state(Status::Done))
-    };
-    let (Some(exact_sql), Some(done_filter)) = (exact_sql, done_filter) else {
-        return Ok(DoneCounts {
-            by_queue: Vec::new(),
-            estimated: false,
-            note: None,
-        });
-    };
-    let count_exactly = |b: &mut PostgresBackend| -> Result<Vec<(Option<String>, i64)>> {
-        Ok(b.query(&exact_sql)?.into_iter().map(queue_count).collect())
-    };
-    if exact {
-        return Ok(DoneCounts {
-            by_queue: count_exactly(b)?,
-            estimated: false,
-            note: None,
-        });
-    }
+/// A big table's rows (the collector's live count) and finished jobs per
+/// queue in a block sample; None when the table is small, or its
+/// statistics are stale and it is small enough to count.
+pub fn done_sample(b: &mut PostgresBackend, done: &str) -> Result<Option<DoneSample>> {
     let sizes = sizes(b)?;
     // Statistics are stale when the table was never analyzed, or when
     // more than a tenth of it changed since (a bulk load with autovacuum
@@ -116,11 +95,7 @@ pub fn done_counts(b: &mut PostgresBackend, exact: bool, not_done: i64) -> Resul
         sizes.planner.unwrap_or(0.0)
     };
     if rows <= EXACT_COUNT_LIMIT || (stale && rows <= STALE_EXACT_LIMIT) {
-        return Ok(DoneCounts {
-            by_queue: count_exactly(b)?,
-            estimated: false,
-            note: None,
-        });
+        return Ok(None);
     }
     let note = stale.then(|| {
         format!(
@@ -129,40 +104,25 @@ pub fn done_counts(b: &mut PostgresBackend, exact: bool, not_done: i64) -> Resul
             b.table.layout.table, sizes.changed
         )
     });
-    let total_done = (rows as i64 - not_done).max(0);
     let percent = (SAMPLE_ROWS / rows * 100.0).clamp(0.01, 100.0);
     let queue = b
         .table
         .q(crate::layout::Concept::Queue)
         .map_or("NULL::text".to_string(), |q| format!("{q}::text"));
     let sample_sql = format!(
-        "SELECT {queue}, count(*) FROM {} TABLESAMPLE SYSTEM ({percent}) WHERE {done_filter} GROUP BY 1",
+        "SELECT {queue}, count(*) FROM {} TABLESAMPLE SYSTEM ({percent}) WHERE {done} GROUP BY 1",
         b.table.table()
     );
-    let sample: Vec<(Option<String>, i64)> = b
+    let by_queue = b
         .query(&Stmt::plain(sample_sql))?
         .into_iter()
         .map(queue_count)
         .collect();
-    let sampled: i64 = sample.iter().map(|(_, n)| n).sum();
-    let by_queue = if sampled == 0 {
-        vec![(None, total_done)]
-    } else {
-        sample
-            .into_iter()
-            .map(|(queue, n)| {
-                (
-                    queue,
-                    (total_done as f64 * n as f64 / sampled as f64).round() as i64,
-                )
-            })
-            .collect()
-    };
-    Ok(DoneCounts {
+    Ok(Some(DoneSample {
+        rows,
         by_queue,
-        estimated: true,
         note,
-    })
+    }))
 }
 
 fn queue_count(row: Vec<Value>) -> (Option<String>, i64) {

@@ -10,7 +10,7 @@ use anyhow::Result;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::SqliteBackend;
-use crate::backend::Backend;
+use crate::db::Session;
 use crate::model::{BlockedReport, BlockingSession};
 use crate::sql::Stmt;
 

@@ -6,8 +6,8 @@ use chrono::Utc;
 use rusqlite::types::ValueRef;
 
 use super::{SqliteBackend, to_sql};
-use crate::backend::{Backend, TxMode};
-use crate::engine::check_new_job;
+use crate::db::check_new_job;
+use crate::db::{Session, TxMode};
 use crate::model::{EnqueueOutcome, JobId, NewJob};
 use crate::sql::queue::QueueSql;
 

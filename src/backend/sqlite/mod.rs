@@ -21,14 +21,115 @@ use anyhow::{Context, Result};
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, ErrorCode, OpenFlags, params_from_iter};
 
-use super::{Access, Backend, ConnectOptions, SqlLog, TxMode};
+use crate::db::{
+    Access, Bulk, ConnectOptions, Diagnostics, DoneSample, IndexState, Measured, Plan, PlanHow,
+    Planner, Schema, Scratch, Session, SqlLog, TableSize, TxMode, first_int, in_tx,
+};
 use crate::error::QctlError;
 use crate::layout::{Concept, Layout, Status};
 use crate::sql::dialect::SQLITE;
 use crate::sql::schema::{CatalogColumn, ColumnKind, QueueTable, TimeRepr};
 use crate::sql::time::{IsoStyle, JULIAN_BELOW, MILLIS_ABOVE};
 use crate::sql::{Bind, Row, Stmt, Value};
-use crate::target::SqliteTarget;
+
+/// A SQLite database file, from `sqlite:PATH`, `sqlite://PATH`,
+/// `file:PATH` or a bare path.
+#[derive(Debug, Clone)]
+pub struct SqliteTarget {
+    pub path: std::path::PathBuf,
+    /// `?mode=ro`: never write, even for write commands.
+    pub read_only: bool,
+}
+
+impl SqliteTarget {
+    pub fn parse(url: &str) -> Result<SqliteTarget> {
+        let rest = if let Some(rest) = url.strip_prefix("sqlite:") {
+            rest.strip_prefix("//").unwrap_or(rest)
+        } else if let Some(rest) = url.strip_prefix("file:") {
+            rest.strip_prefix("//").unwrap_or(rest)
+        } else if let Some((scheme, _)) = url.split_once("://") {
+            return Err(QctlError::usage(format!(
+                "unsupported database URL scheme '{scheme}://' in {}; use sqlite:PATH, \
+                     postgres://..., mysql://... or a plain file path",
+                crate::url::redact(url)
+            )));
+        } else {
+            url
+        };
+        let (path, query) = match rest.split_once('?') {
+            Some((path, query)) => (path, Some(query)),
+            None => (rest, None),
+        };
+        let mut read_only = false;
+        for pair in query.into_iter().flat_map(|q| q.split('&')) {
+            match pair {
+                "" | "mode=rw" | "mode=rwc" => {}
+                "mode=ro" => read_only = true,
+                other => {
+                    return Err(QctlError::usage(format!(
+                        "unsupported SQLite URL parameter '{other}' (qctl understands mode=ro)"
+                    )));
+                }
+            }
+        }
+        if path.is_empty() {
+            return Err(QctlError::usage(format!(
+                "no file path in database URL '{url}'; write sqlite:PATH"
+            )));
+        }
+        if path == ":memory:" {
+            return Err(QctlError::usage(
+                "an in-memory SQLite database holds no queue; give a file path",
+            ));
+        }
+        Ok(SqliteTarget {
+            path: std::path::PathBuf::from(path),
+            read_only,
+        })
+    }
+}
+
+/// SQLite: any URL no server database claims.
+pub struct Sqlite;
+
+pub static CONNECTOR: Sqlite = Sqlite;
+
+impl crate::backend::Connector for Sqlite {
+    fn name(&self) -> &'static str {
+        SQLITE.name
+    }
+
+    fn schemes(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn claims(&self, url: &str) -> bool {
+        url.starts_with("sqlite:") || url.starts_with("file:") || !url.contains("://")
+    }
+
+    fn check(&self, url: &str) -> Result<()> {
+        SqliteTarget::parse(url).map(|_| ())
+    }
+
+    fn display(&self, url: &str) -> String {
+        SqliteTarget::parse(url)
+            .map(|t| format!("sqlite:{}", t.path.display()))
+            .unwrap_or_else(|_| crate::url::redact(url))
+    }
+
+    fn open(
+        &self,
+        url: &str,
+        layout: &Layout,
+        options: &ConnectOptions,
+    ) -> Result<Box<dyn crate::db::Backend + Send>> {
+        Ok(Box::new(SqliteBackend::open(
+            &SqliteTarget::parse(url)?,
+            layout.clone(),
+            options,
+        )?))
+    }
+}
 
 pub struct SqliteBackend {
     conn: Connection,
@@ -114,7 +215,7 @@ impl SqliteBackend {
         // Reading the schema is the first touch of the file: it tells a
         // database from anything else.
         backend.scalar("PRAGMA schema_version")?;
-        let layout = crate::backend::auto_layout(&mut backend, options, layout)?;
+        let layout = crate::db::auto_layout(&mut backend, options, layout)?;
         backend.table = QueueTable::planned(&layout, &SQLITE);
         if matches!(options.access, Access::Write | Access::Create) {
             // WAL makes NORMAL durable across application crashes; it only
@@ -331,7 +432,7 @@ impl SqliteBackend {
 
     fn scalar(&mut self, sql: &str) -> Result<i64> {
         let rows = self.query(&Stmt::plain(sql))?;
-        Ok(crate::engine::first_int(&rows))
+        Ok(first_int(&rows))
     }
 }
 
@@ -423,7 +524,7 @@ fn refuse_read_only(target: &SqliteTarget, exists: bool) -> Result<()> {
     Ok(())
 }
 
-impl Backend for SqliteBackend {
+impl Session for SqliteBackend {
     fn table(&self) -> &QueueTable {
         &self.table
     }
@@ -470,6 +571,12 @@ impl Backend for SqliteBackend {
         Ok(changed as u64)
     }
 
+    fn check_times(&mut self, concept: Concept, status: Status) -> Result<()> {
+        self.check_time_kinds(concept, status)
+    }
+}
+
+impl Schema for SqliteBackend {
     fn init_statements(&self) -> Vec<String> {
         use crate::sql::ddl::{init_indexes, table_ddl};
         [
@@ -496,6 +603,34 @@ impl Backend for SqliteBackend {
         result
     }
 
+    fn index_state(&mut self, name: &crate::layout::Ident) -> Result<IndexState> {
+        let stmt = Stmt {
+            sql: "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?1".into(),
+            binds: vec![Bind::Text(name.to_string())],
+        };
+        Ok(if first_int(&self.query(&stmt)?) > 0 {
+            IndexState::Valid
+        } else {
+            IndexState::Missing
+        })
+    }
+
+    fn create_indexes(&mut self, specs: &[crate::sql::ddl::IndexSpec]) -> Result<()> {
+        let statements: Vec<String> = specs
+            .iter()
+            .map(|spec| spec.create_sql(&self.table, false))
+            .chain(std::iter::once(format!("ANALYZE {}", self.table.table())))
+            .collect();
+        in_tx(self, TxMode::Write, true, |b| {
+            for statement in &statements {
+                b.run_batch(statement)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+impl Bulk for SqliteBackend {
     fn enqueue(
         &mut self,
         jobs: &mut dyn Iterator<Item = Result<crate::model::NewJob>>,
@@ -504,19 +639,21 @@ impl Backend for SqliteBackend {
         enqueue::enqueue(self, jobs, return_ids)
     }
 
-    fn done_counts(&mut self, exact: bool, not_done: i64) -> Result<crate::engine::DoneCounts> {
-        stats::done_counts(self, exact, not_done)
-    }
-
-    fn table_size(&mut self) -> Result<super::TableSize> {
-        Ok(super::TableSize {
+    fn table_size(&mut self) -> Result<TableSize> {
+        Ok(TableSize {
             rows: stats::rows_estimate(self)? as f64,
             // SQLite plans without statistics.
             analyzed: true,
         })
     }
 
-    fn plan(&mut self, stmt: &Stmt, how: super::PlanHow) -> Result<super::Plan> {
+    fn done_sample(&mut self, done: &str) -> Result<Option<DoneSample>> {
+        stats::done_sample(self, done)
+    }
+}
+
+impl Planner for SqliteBackend {
+    fn plan(&mut self, stmt: &Stmt, how: PlanHow) -> Result<Plan> {
         plan::plan(self, stmt, how)
     }
 
@@ -529,56 +666,32 @@ impl Backend for SqliteBackend {
         stmt: &Stmt,
         _forced: bool,
         _with_plan: bool,
-    ) -> Result<Option<crate::explain::Measured>> {
+    ) -> Result<Option<Measured>> {
         plan::measure(self, stmt).map(Some)
     }
+}
 
-    fn index_state(&mut self, name: &crate::layout::Ident) -> Result<super::IndexState> {
-        let stmt = Stmt {
-            sql: "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?1".into(),
-            binds: vec![Bind::Text(name.to_string())],
-        };
-        Ok(if crate::engine::first_int(&self.query(&stmt)?) > 0 {
-            super::IndexState::Valid
-        } else {
-            super::IndexState::Missing
-        })
-    }
-
-    fn create_indexes(&mut self, specs: &[crate::sql::ddl::IndexSpec]) -> Result<()> {
-        let statements: Vec<String> = specs
-            .iter()
-            .map(|spec| spec.create_sql(&self.table, false))
-            .chain(std::iter::once(format!("ANALYZE {}", self.table.table())))
-            .collect();
-        crate::engine::in_tx(self, TxMode::Write, true, |b| {
-            for statement in &statements {
-                b.run_batch(statement)?;
-            }
-            Ok(())
-        })
-    }
-
+impl Diagnostics for SqliteBackend {
     fn blocked(&mut self) -> Result<crate::model::BlockedReport> {
         diag::blocked(self)
     }
 
-    fn bench(
+    fn locks(
         &mut self,
-        request: &crate::request::BenchRequest,
-    ) -> Result<crate::model::BenchReport> {
-        bench::bench(self, request)
+        _key: Option<crate::request::LockKey>,
+    ) -> Result<crate::model::LocksReport> {
+        Err(crate::db::no_advisory_locks(self.name()))
     }
 
-    fn check_times(&mut self, concept: Concept, status: Status) -> Result<()> {
-        self.check_time_kinds(concept, status)
+    fn scratch(&mut self) -> Result<Scratch> {
+        bench::scratch(self)
     }
 }
 
 impl SqliteBackend {
     fn init_schema(&mut self) -> Result<()> {
         let statements = self.init_statements();
-        crate::engine::in_tx(self, TxMode::Write, true, |b| {
+        in_tx(self, TxMode::Write, true, |b| {
             for statement in statements.iter().filter(|s| !s.starts_with("PRAGMA")) {
                 b.run_batch(statement)?;
             }
@@ -635,39 +748,5 @@ impl SqliteBackend {
             )));
         }
         Ok(())
-    }
-}
-
-impl crate::presets::Catalog for SqliteBackend {
-    fn database(&self) -> &'static str {
-        "sqlite"
-    }
-
-    fn tables(&mut self) -> Result<Vec<(Option<String>, String)>> {
-        let rows = self.query(&Stmt::plain(
-            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
-        ))?;
-        Ok(crate::backend::first_texts(rows)
-            .into_iter()
-            .map(|name| (None, name))
-            .collect())
-    }
-
-    fn column_names(&mut self, _schema: Option<&str>, table: &str) -> Result<Vec<String>> {
-        let rows = self.query(&Stmt {
-            sql: "SELECT name FROM pragma_table_xinfo(?1)".into(),
-            binds: vec![Bind::Text(table.to_string())],
-        })?;
-        Ok(crate::backend::first_texts(rows))
-    }
-
-    fn current_schema(&mut self) -> Option<String> {
-        None
-    }
-
-    fn probe(&mut self, sql: &str) -> Option<String> {
-        self.query(&Stmt::plain(sql))
-            .ok()
-            .and_then(crate::backend::first_text)
     }
 }

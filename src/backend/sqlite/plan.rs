@@ -10,8 +10,8 @@ use anyhow::{Context, Result};
 use rusqlite::StatementStatus;
 
 use super::SqliteBackend;
-use crate::backend::{Backend, Plan, PlanHow, TxMode};
-use crate::explain::{FindingKind, Measured, PlanFinding, PlanLine, Severity};
+use crate::db::{FindingKind, Measured, PlanFinding, PlanLine, Severity};
+use crate::db::{Plan, PlanHow, Session, TxMode};
 use crate::sql::{Stmt, Value};
 
 /// One row of `EXPLAIN QUERY PLAN`.
@@ -445,7 +445,7 @@ pub fn measure(b: &mut SqliteBackend, stmt: &Stmt) -> Result<Measured> {
         .collect();
     let cost = program_cost(&program);
     let (returned, vm, fullscan, sorts, autoindex, sorted_rows) =
-        crate::engine::in_tx(b, TxMode::Read, false, |b| {
+        crate::db::in_tx(b, TxMode::Read, false, |b| {
             let started = b.log.start();
             let counted = (|| -> rusqlite::Result<(u64, i32, i32, i32, i32)> {
                 let mut prepared = b.conn.prepare(&stmt.sql)?;
@@ -483,7 +483,7 @@ pub fn measure(b: &mut SqliteBackend, stmt: &Stmt) -> Result<Measured> {
                 };
                 b.query(&count)
                     .ok()
-                    .map(|rows| crate::engine::first_int(&rows).max(0) as u64)
+                    .map(|rows| crate::db::first_int(&rows).max(0) as u64)
             } else {
                 None
             };

@@ -1,14 +1,12 @@
 //! Counting finished jobs on SQLite without reading them all: on a big
-//! table, random rowid probes (one index lookup each) estimate the total
-//! and its split between queues.
+//! table, random rowid probes (one index lookup each) sample the table's
+//! rows and the split of finished jobs between queues.
 
 use anyhow::Result;
 
 use super::SqliteBackend;
-use crate::backend::Backend;
-use crate::engine::DoneCounts;
-use crate::layout::{Concept, Status};
-use crate::sql::queue::QueueSql;
+use crate::db::{DoneSample, Session, first_int};
+use crate::layout::Concept;
 use crate::sql::{Bind, Stmt, Value};
 
 /// Above this many rows, finished counts are estimated unless `--exact`.
@@ -16,43 +14,15 @@ const EXACT_COUNT_LIMIT: i64 = 200_000;
 /// Random rowid probes behind a finished-count estimate.
 const ESTIMATE_PROBES: i64 = 4_000;
 
-/// Finished counts per queue: exact on small tables or with `--exact`,
-/// else estimated. The probes give the share of live rows in the rowid
-/// range and the split of finished jobs between queues; the total is that
-/// row estimate less the exact counts of every other state, so a dense id
-/// range gives an exact total and only the split is sampled.
-pub fn done_counts(b: &mut SqliteBackend, exact: bool, not_done: i64) -> Result<DoneCounts> {
-    let exact_counts = |b: &mut SqliteBackend| -> Result<DoneCounts> {
-        let stmt = QueueSql::new(&b.table, chrono::Utc::now()).state_counts(Status::Done);
-        let by_queue = match stmt {
-            Some(stmt) => b
-                .query(&stmt)?
-                .into_iter()
-                .map(|row| {
-                    let mut row = row.into_iter();
-                    (
-                        row.next().and_then(Value::into_text),
-                        row.next().and_then(|v| v.as_i64()).unwrap_or(0),
-                    )
-                })
-                .collect(),
-            None => Vec::new(),
-        };
-        Ok(DoneCounts {
-            by_queue,
-            estimated: false,
-            note: None,
-        })
-    };
-    if exact || !b.table.layout.statuses.has(Status::Done) {
-        return exact_counts(b);
-    }
-    // WITHOUT ROWID tables have no rowid to probe: count exactly.
+/// A big table's rows and its finished jobs per queue, from random rowid
+/// probes: the share of live rows in the rowid range, and the split of
+/// finished jobs between queues (a dense id range gives an exact total).
+/// None on a small table, or one without rowids (WITHOUT ROWID): counted.
+pub fn done_sample(b: &mut SqliteBackend, done: &str) -> Result<Option<DoneSample>> {
     let Some((lo, hi)) = rowid_span(b).filter(|(lo, hi)| hi - lo + 1 > EXACT_COUNT_LIMIT) else {
-        return exact_counts(b);
+        return Ok(None);
     };
     let width = hi - lo + 1;
-    let q = QueueSql::new(&b.table, chrono::Utc::now());
     let queue = b
         .table
         .q(Concept::Queue)
@@ -63,7 +33,6 @@ pub fn done_counts(b: &mut SqliteBackend, exact: bool, not_done: i64) -> Result<
          SELECT coalesce({done}, 0), {queue}, count(*) FROM probe JOIN {t} ON {t}.rowid = probe.r \
          GROUP BY 1, 2",
         t = b.table.table(),
-        done = q.state_or_none(Status::Done),
     );
     let stmt = Stmt {
         sql,
@@ -82,24 +51,15 @@ pub fn done_counts(b: &mut SqliteBackend, exact: bool, not_done: i64) -> Result<
         })
         .collect();
     let live: i64 = hits.iter().map(|(_, _, n)| n).sum();
-    let done_hits: i64 = hits.iter().filter(|(d, _, _)| *d).map(|(_, _, n)| n).sum();
-    let rows = (live as f64 * width as f64 / ESTIMATE_PROBES as f64).round() as i64;
-    let total_done = (rows - not_done).max(0);
-    let by_queue = hits
-        .into_iter()
-        .filter(|(done, _, _)| *done)
-        .map(|(_, queue, n)| {
-            (
-                queue,
-                (total_done as f64 * n as f64 / done_hits.max(1) as f64).round() as i64,
-            )
-        })
-        .collect();
-    Ok(DoneCounts {
-        by_queue,
-        estimated: true,
+    Ok(Some(DoneSample {
+        rows: live as f64 * width as f64 / ESTIMATE_PROBES as f64,
+        by_queue: hits
+            .into_iter()
+            .filter(|(done, _, _)| *done)
+            .map(|(_, queue, n)| (queue, n))
+            .collect(),
         note: None,
-    })
+    }))
 }
 
 /// The lowest and highest rowid: two seeks (SQLite's min/max shortcut
@@ -119,7 +79,7 @@ pub fn rows_estimate(b: &mut SqliteBackend) -> Result<i64> {
         Some((lo, hi)) => Ok(hi - lo + 1),
         None => {
             let sql = format!("SELECT count(*) FROM {}", b.table.table());
-            Ok(crate::engine::first_int(&b.query(&Stmt::plain(sql))?))
+            Ok(first_int(&b.query(&Stmt::plain(sql))?))
         }
     }
 }

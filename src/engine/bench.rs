@@ -1,22 +1,71 @@
-//! The bench's workers, the same for every database: each has its own
-//! connection and runs qctl's own claim and fenced complete on a scratch
-//! copy of the queue table, recording what it processed and how long
-//! each claim took; the audit then checks every job was done once.
+//! `bench`, the same for every database: a scratch copy of the queue
+//! table (the one thing each backend makes its own way), filled with jobs,
+//! drained by concurrent workers that each have their own connection and
+//! run qctl's own claim and fenced complete, recording what they processed
+//! and how long each claim took; then an audit of every job.
 
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use super::{Backend, BenchMode};
+use crate::db::{Access, Backend, TxMode, first_int, in_tx};
 use crate::engine;
 use crate::layout::Concept;
-use crate::model::{BenchRun, JobId};
-use crate::request::{ClaimRequest, Finish, FinishRequest};
+use crate::model::{BenchReport, BenchRun, JobId, NewJob};
+use crate::request::{BenchMode, BenchRequest, ClaimRequest, Finish, FinishRequest};
 use crate::sql::dialect::LockMode;
+
+/// Drains a scratch copy of the queue table once per mode and audits it.
+pub fn bench<B: Backend + ?Sized>(b: &mut B, request: &BenchRequest) -> Result<BenchReport> {
+    let mut runs = Vec::new();
+    for mode in &request.modes {
+        runs.push(bench_mode(b, request, *mode)?);
+    }
+    let ratio = match runs.as_slice() {
+        [a, b] => Some(a.jobs_per_second / b.jobs_per_second.max(1e-9)),
+        _ => None,
+    };
+    Ok(BenchReport {
+        backend: b.name(),
+        workers: request.workers,
+        jobs: request.jobs,
+        hold_ms: request.hold.as_secs_f64() * 1000.0,
+        runs,
+        ratio,
+    })
+}
+
+fn bench_mode<B: Backend + ?Sized>(
+    b: &mut B,
+    request: &BenchRequest,
+    mode: BenchMode,
+) -> Result<BenchRun> {
+    let scratch = b.scratch()?;
+    let mut setup = (scratch.open)(Access::Write)?;
+    // Due a second ago by the database's clock: every job is ready.
+    let now = setup.clock()? - chrono::Duration::seconds(1);
+    let mut jobs = (0..request.jobs).map(|i| {
+        Ok(NewJob {
+            payload: format!("{{\"n\":{i}}}"),
+            queue: "default".into(),
+            run_at: now,
+            run_at_from_now: false,
+            max_attempts: 3,
+        })
+    });
+    setup.enqueue(&mut jobs, false)?;
+    if let Some(analyze) = &scratch.analyze {
+        setup.run(analyze)?;
+    }
+    let open = || (scratch.open)(Access::Write);
+    let mut run = drain(&open, request.workers, request.jobs, request.hold, mode)?;
+    run.missing = run.missing.max(audit(setup.as_mut())?);
+    Ok(run)
+}
 
 /// Runs `workers` claimers until the scratch queue is empty and returns
 /// the run, audited by the caller's `audit` (jobs not done exactly once).
-pub fn drain<F: Fn() -> Result<Box<dyn Backend + Send>> + Sync>(
+fn drain<F: Fn() -> Result<Box<dyn Backend + Send>> + Sync>(
     open: &F,
     workers: usize,
     jobs: u64,
@@ -57,7 +106,7 @@ pub fn drain<F: Fn() -> Result<Box<dyn Backend + Send>> + Sync>(
         claimed.push(ids);
         latencies.extend(lat);
     }
-    Ok(super::bench_run(mode, jobs, seconds, claimed, latencies))
+    Ok(bench_run(mode, jobs, seconds, claimed, latencies))
 }
 
 /// One worker: claim, hold, complete with the fence token, until no job
@@ -85,7 +134,7 @@ fn work(
     loop {
         let t = Instant::now();
         let claimed = if hold_in_tx {
-            engine::in_tx(b, super::TxMode::Write, true, |b| {
+            in_tx(b, TxMode::Write, true, |b| {
                 let job = engine::claim_in_tx(b, &claim, lock)?;
                 let took = t.elapsed();
                 if job.is_some() {
@@ -135,7 +184,7 @@ fn work(
 }
 
 /// Jobs the bench left unfinished, or claimed more than once.
-pub fn audit<B: Backend + ?Sized>(b: &mut B) -> Result<u64> {
+fn audit<B: Backend + ?Sized>(b: &mut B) -> Result<u64> {
     use crate::layout::Status;
     let q = crate::sql::queue::QueueSql::new(b.table(), chrono::Utc::now());
     let mut wrong = format!("NOT ({})", q.state_or_none(Status::Done));
@@ -149,6 +198,32 @@ pub fn audit<B: Backend + ?Sized>(b: &mut B) -> Result<u64> {
         "SELECT count(*) FROM {} WHERE {wrong}",
         b.table().table()
     ));
-    let rows = crate::engine::in_tx(b, super::TxMode::Read, true, |b| b.query(&stmt))?;
-    Ok(crate::engine::first_int(&rows).max(0) as u64)
+    let rows = in_tx(b, TxMode::Read, true, |b| b.query(&stmt))?;
+    Ok(first_int(&rows).max(0) as u64)
+}
+
+/// Fills in a bench run from what the workers saw: the ids each processed
+/// and the claim latencies.
+fn bench_run(
+    mode: BenchMode,
+    jobs: u64,
+    seconds: f64,
+    claimed: Vec<Vec<crate::model::JobId>>,
+    mut latencies: Vec<f64>,
+) -> crate::model::BenchRun {
+    let mut seen = std::collections::HashMap::new();
+    for id in claimed.into_iter().flatten() {
+        *seen.entry(id).or_insert(0u64) += 1;
+    }
+    let duplicates = seen.values().filter(|n| **n > 1).count() as u64;
+    let processed = seen.values().filter(|n| **n == 1).count() as u64;
+    crate::model::BenchRun {
+        mode: mode.name(),
+        seconds,
+        jobs_per_second: processed as f64 / seconds.max(1e-9),
+        claim_latency_ms: crate::model::Latency::of(&mut latencies),
+        processed,
+        duplicates,
+        missing: jobs.saturating_sub(seen.len() as u64),
+    }
 }

@@ -4,15 +4,16 @@
 //! through a [`Backend`], choosing one statement or a short transaction
 //! by what the dialect can do, never by which database it is.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use chrono::{DateTime, Utc};
 
-use crate::backend::{Backend, TxMode};
+pub mod bench;
+
+use crate::db::{Backend, DoneCounts, TxMode, first_int, in_tx};
 use crate::error::QctlError;
 use crate::layout::{Concept, Status};
 use crate::model::{
-    Counts, EnqueueOutcome, FinishOutcome, Job, JobId, NewJob, PurgeOutcome, ReapOutcome,
-    ReapedJob, RetryOutcome, Stats,
+    Counts, FinishOutcome, Job, JobId, PurgeOutcome, ReapOutcome, ReapedJob, RetryOutcome, Stats,
 };
 use crate::request::{
     ClaimRequest, Finish, FinishRequest, ListRequest, PurgeRequest, ReapRequest, RetrySelection,
@@ -21,33 +22,6 @@ use crate::request::{
 use crate::sql::dialect::LockMode;
 use crate::sql::queue::{QueueSql, job_id};
 use crate::sql::{Row, Stmt, Value};
-
-/// Runs `work` in a transaction: committed when it succeeds, rolled back
-/// when it fails (or, with `keep` false, always: a dry run).
-pub fn in_tx<B: Backend + ?Sized, T>(
-    b: &mut B,
-    mode: TxMode,
-    keep: bool,
-    work: impl FnOnce(&mut B) -> Result<T>,
-) -> Result<T> {
-    b.begin(mode)?;
-    match work(b) {
-        Ok(value) if keep => {
-            b.commit()?;
-            Ok(value)
-        }
-        Ok(value) => {
-            b.rollback()?;
-            Ok(value)
-        }
-        Err(err) => {
-            // The error that stopped the work matters more than a failed
-            // rollback (a lost connection rolls back anyway).
-            let _ = b.rollback();
-            Err(err)
-        }
-    }
-}
 
 /// Runs one write statement safely on its own: alone where the dialect
 /// allows, else in a short write transaction.
@@ -381,14 +355,14 @@ pub fn reap<B: Backend + ?Sized>(
     each: &mut dyn FnMut(&ReapedJob) -> Result<()>,
 ) -> Result<ReapOutcome> {
     let stale_concept = match request.rule {
-        crate::request::StaleRule::Lease => Some(Concept::LockedUntil),
-        crate::request::StaleRule::LockAge(_) => Some(Concept::LockedAt),
-        crate::request::StaleRule::Layout => None,
+        crate::model::StaleRule::Lease => Some(Concept::LockedUntil),
+        crate::model::StaleRule::LockAge(_) => Some(Concept::LockedAt),
+        crate::model::StaleRule::Layout => None,
     };
     let own_steps = b.table().layout.steps.contains_key("reap");
     if own_steps {
         // The system's own rescue: its rule, over its tables.
-        if request.rule != crate::request::StaleRule::Layout {
+        if request.rule != crate::model::StaleRule::Layout {
             return Err(QctlError::usage(format!(
                 "the {} layout reaps as {} does, by its own rule: --timeout does not apply",
                 b.table().layout.preset,
@@ -595,22 +569,6 @@ pub fn pending_exists<B: Backend + ?Sized>(b: &mut B) -> Result<bool> {
     Ok(!b.query(&stmt)?.is_empty())
 }
 
-/// The first column of the first row as a number.
-pub fn first_int(rows: &[Row]) -> i64 {
-    rows.first()
-        .and_then(|r| r.first())
-        .and_then(Value::as_i64)
-        .unwrap_or(0)
-}
-
-/// Finished jobs: exact, or what the backend estimates on a big table.
-pub struct DoneCounts {
-    pub by_queue: Vec<(Option<String>, i64)>,
-    pub estimated: bool,
-    /// Why the estimate may be off, when the backend knows.
-    pub note: Option<String>,
-}
-
 /// Counts every state per queue in one read transaction: exact for the
 /// backlog (pending, running, failed, cancelled, unmapped values), and
 /// for finished jobs whatever the backend's `done_counts` gives.
@@ -742,7 +700,7 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
             .values()
             .map(|c| c.pending + c.running + c.failed + c.cancelled + c.other)
             .sum();
-        let done = b.done_counts(exact, not_done)?;
+        let done = done_counts(b, exact, not_done)?;
         Ok((by_queue, done))
     })?;
     let mut by_queue = by_queue;
@@ -762,35 +720,61 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
     Ok(stats)
 }
 
-fn age_seconds(now: DateTime<Utc>, then: DateTime<Utc>) -> f64 {
-    ((now - then).num_milliseconds() as f64 / 1000.0).max(0.0)
+/// Finished jobs per queue, inside the caller's read transaction: exact
+/// on a small table or with `exact`; else the backend's sample of a big
+/// table's rows, less the exact count of every other state (`not_done`),
+/// split between queues as the sample splits them.
+fn done_counts<B: Backend + ?Sized>(b: &mut B, exact: bool, not_done: i64) -> Result<DoneCounts> {
+    let (exact_sql, done) = {
+        let q = sql(b);
+        (q.state_counts(Status::Done), q.state(Status::Done))
+    };
+    let (Some(exact_sql), Some(done)) = (exact_sql, done) else {
+        return Ok(DoneCounts::default());
+    };
+    let sample = if exact { None } else { b.done_sample(&done)? };
+    let Some(sample) = sample else {
+        let by_queue = b
+            .query(&exact_sql)?
+            .into_iter()
+            .map(|row| {
+                let mut row = row.into_iter();
+                (
+                    row.next().and_then(Value::into_text),
+                    row.next().and_then(|v| v.as_i64()).unwrap_or(0),
+                )
+            })
+            .collect();
+        return Ok(DoneCounts {
+            by_queue,
+            ..DoneCounts::default()
+        });
+    };
+    let total = (sample.rows.round() as i64 - not_done).max(0);
+    let sampled: i64 = sample.by_queue.iter().map(|(_, n)| n).sum();
+    let by_queue = if sampled == 0 {
+        vec![(None, total)]
+    } else {
+        sample
+            .by_queue
+            .into_iter()
+            .map(|(queue, n)| {
+                (
+                    queue,
+                    (total as f64 * n as f64 / sampled as f64).round() as i64,
+                )
+            })
+            .collect()
+    };
+    Ok(DoneCounts {
+        by_queue,
+        estimated: true,
+        note: sample.note,
+    })
 }
 
-/// Refuses a job the layout cannot store: a queue other than `default`
-/// without a queue column, or a future due time without a run_at column.
-pub fn check_new_job(
-    table: &crate::sql::schema::QueueTable,
-    job: &NewJob,
-    now: DateTime<Utc>,
-) -> Result<()> {
-    let layout = &table.layout;
-    if layout.column(Concept::Queue).is_none() && job.queue != "default" {
-        return Err(QctlError::LayoutLacks {
-            layout: layout.preset.clone(),
-            concept: "queue",
-            needed_for: format!("a job for queue '{}' needs", job.queue),
-        }
-        .into());
-    }
-    if layout.column(Concept::RunAt).is_none() && job.run_at > now + chrono::Duration::seconds(1) {
-        return Err(QctlError::LayoutLacks {
-            layout: layout.preset.clone(),
-            concept: "run_at",
-            needed_for: "a delayed job (--run-at, --delay, run_at) needs".into(),
-        }
-        .into());
-    }
-    Ok(())
+fn age_seconds(now: DateTime<Utc>, then: DateTime<Utc>) -> f64 {
+    ((now - then).num_milliseconds() as f64 / 1000.0).max(0.0)
 }
 
 /// An error part-way through a batched command, saying what the batches
@@ -804,18 +788,4 @@ pub fn stopped_after(err: anyhow::Error, done: u64, verb: &str) -> anyhow::Error
             "stopped part-way: {done} jobs were already {verb} in committed batches, and stay so"
         ))
     }
-}
-
-/// Adds every job or none (a backend's enqueue helper for inserting row
-/// by row in one transaction).
-pub fn enqueue_outcome(count: u64, ids: Option<Vec<JobId>>) -> EnqueueOutcome {
-    EnqueueOutcome {
-        enqueued: count,
-        ids,
-    }
-}
-
-/// Context for a failed step, naming the command.
-pub fn doing<T>(result: Result<T>, what: &str) -> Result<T> {
-    result.with_context(|| format!("{what} failed"))
 }

@@ -1,0 +1,436 @@
+//! The bottom of qctl's stack: what a database holding a queue table must
+//! answer, as traits a backend implements from the side, and the pieces
+//! every layer above shares: the kinds of access and transaction, the
+//! transaction helper, row helpers, plan findings and the reports the
+//! backends fill. Nothing here knows which database it talks to, nor
+//! anything of the engine, explain or the commands above.
+
+mod catalog;
+pub mod plan;
+
+use std::time::Duration;
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+
+use crate::error::QctlError;
+use crate::layout::{Concept, Ident, Layout, Status};
+use crate::model::{BlockedReport, EnqueueOutcome, LocksReport, NewJob};
+use crate::request::LockKey;
+use crate::sql::ddl::IndexSpec;
+use crate::sql::schema::QueueTable;
+use crate::sql::{Row, Stmt, Value};
+
+pub use plan::{FindingKind, Measured, Plan, PlanFinding, PlanLine, Severity, short_error};
+
+/// What a command will do with the database; decides how it is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Never writes, never creates a file.
+    Read,
+    /// Writes rows of an existing queue table.
+    Write,
+    /// May create the database file and the table (`init`).
+    Create,
+    /// Reads the schema only (`init --print`): never writes or creates a
+    /// file, and the table may be missing.
+    Print,
+    /// Reads server or file state only (`blocked`, `locks`): read-only, the
+    /// queue table may be missing, the file must exist.
+    Inspect,
+    /// Writes only scratch tables of its own (`bench`); the queue table
+    /// may be missing.
+    Scratch,
+}
+
+/// Connection options that are not part of the URL.
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    pub access: Access,
+    /// How long to wait for a lock: SQLite's write lock, PostgreSQL's
+    /// lock_timeout. Zero means do not wait.
+    pub busy_timeout: Duration,
+    /// PostgreSQL's statement_timeout for every statement qctl runs.
+    pub statement_timeout: Duration,
+    /// How long to wait for a PostgreSQL connection (PGCONNECT_TIMEOUT and
+    /// connect_timeout in the URL win).
+    pub connect_timeout: Duration,
+    /// How long an index build may take (`init`, `explain-claim --apply`).
+    pub index_timeout: Duration,
+    pub sql_log: SqlLog,
+    /// `--layout auto`: find the queue system from the catalog first.
+    pub auto: Option<crate::presets::AutoSpec>,
+}
+
+impl ConnectOptions {
+    /// qctl's defaults (the CLI's): 5s lock wait, 30s statements, 10s to
+    /// connect, 1h for an index build, no SQL log.
+    pub fn new(access: Access) -> ConnectOptions {
+        ConnectOptions {
+            access,
+            busy_timeout: Duration::from_secs(5),
+            statement_timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            index_timeout: Duration::from_secs(3600),
+            sql_log: SqlLog::default(),
+            auto: None,
+        }
+    }
+}
+
+/// The kind of transaction a step needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxMode {
+    /// One consistent snapshot, read-only.
+    Read,
+    /// Changes rows: SQLite takes the write lock up front (BEGIN
+    /// IMMEDIATE); PostgreSQL runs READ COMMITTED, so SKIP LOCKED skips
+    /// instead of failing under a SERIALIZABLE default.
+    Write,
+}
+
+/// How big the table is to the planner, for judging a plan.
+#[derive(Debug, Clone, Copy)]
+pub struct TableSize {
+    pub rows: f64,
+    /// Whether the planner has statistics (PostgreSQL's ANALYZE; SQLite
+    /// plans without them).
+    pub analyzed: bool,
+}
+
+/// How to plan a statement. Planning never runs it: the work of a run
+/// is measured on the read part alone ([`Planner::measure`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PlanHow {
+    /// Plan with sequential scans and sorts discouraged, to tell "no
+    /// usable index" from "the table is too small to bother".
+    pub forced: bool,
+    /// Rows the query's filter matches.
+    pub backlog: u64,
+    /// Rows a sort receives, as measured; None when not measured (the
+    /// planner's estimate, else the backlog, stands in).
+    pub sort_rows: Option<u64>,
+    pub sort_threshold: u64,
+}
+
+/// Whether an index exists, and whether it can be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexState {
+    Missing,
+    Valid,
+    /// A cancelled concurrent build left it unusable; the qualified name.
+    Invalid(String),
+}
+
+/// Runs statements on one connection: what every backend has.
+pub trait Session {
+    /// The queue table, resolved against the catalog.
+    fn table(&self) -> &QueueTable;
+    /// The database's name in reports (`sqlite`, `postgres`, `mysql`).
+    fn name(&self) -> &'static str {
+        self.table().dialect.name
+    }
+    /// Runs SQL without parameters or results (transaction control,
+    /// session settings, DDL).
+    fn run(&mut self, sql: &str) -> Result<()>;
+    fn query(&mut self, stmt: &Stmt) -> Result<Vec<Row>>;
+    fn execute(&mut self, stmt: &Stmt) -> Result<u64>;
+    fn begin(&mut self, mode: TxMode) -> Result<()> {
+        let dialect = self.table().dialect;
+        self.run(match mode {
+            TxMode::Read => dialect.begin_read,
+            TxMode::Write => dialect.begin_write,
+        })
+    }
+    /// Commits, unless qctl was interrupted: work stopped by Ctrl-C or
+    /// SIGTERM is rolled back, never half kept.
+    fn commit(&mut self) -> Result<()> {
+        if crate::interrupt::interrupted() {
+            let _ = self.rollback();
+            return Err(QctlError::Interrupted.into());
+        }
+        self.run("COMMIT")
+    }
+    fn rollback(&mut self) -> Result<()> {
+        self.run("ROLLBACK")
+    }
+    /// The clock the queue's times are judged by: the server's, where the
+    /// dialect reads it.
+    fn clock(&mut self) -> Result<DateTime<Utc>> {
+        Ok(Utc::now())
+    }
+    /// A statement built earlier under `key` (see [`Session::remember`]).
+    fn memo(&mut self, _key: &str) -> Option<Stmt> {
+        None
+    }
+    /// Keeps a built statement for the life of the connection (only for
+    /// statements whose text and values do not change between runs).
+    fn remember(&mut self, _key: String, _stmt: Stmt) {}
+    /// Sets the session up for a run of maintenance batches (reap, purge),
+    /// or back as it was (`on` false).
+    fn batch_session(&mut self, _on: bool) -> Result<()> {
+        Ok(())
+    }
+    /// Refuses to compare times when a column stores them in more than
+    /// one way among the jobs in `status` (SQLite, where a text time sorts
+    /// after every number).
+    fn check_times(&mut self, _concept: Concept, _status: Status) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The table's schema: what `init` creates, and its indexes.
+pub trait Schema {
+    /// The DDL `init` runs (table, then indexes; idempotent).
+    fn init_statements(&self) -> Vec<String>;
+    fn init(&mut self) -> Result<()>;
+    fn index_state(&mut self, name: &Ident) -> Result<IndexState>;
+    /// Creates indexes (without blocking writers where it can) and
+    /// refreshes the planner's statistics.
+    fn create_indexes(&mut self, specs: &[IndexSpec]) -> Result<()>;
+}
+
+/// Loading jobs in bulk, and the size of the table.
+pub trait Bulk {
+    /// Adds every job or none.
+    fn enqueue(
+        &mut self,
+        jobs: &mut dyn Iterator<Item = Result<NewJob>>,
+        return_ids: bool,
+    ) -> Result<EnqueueOutcome>;
+    fn table_size(&mut self) -> Result<TableSize>;
+    /// On a table too big to count finished jobs in every `stats`: the
+    /// table's rows and a sample of finished jobs per queue (`done` is
+    /// the finished state's filter). None counts them exactly.
+    fn done_sample(&mut self, _done: &str) -> Result<Option<DoneSample>> {
+        Ok(None)
+    }
+}
+
+/// Plans and measurements, for `explain-claim`.
+pub trait Planner {
+    fn plan(&mut self, stmt: &Stmt, how: PlanHow) -> Result<Plan>;
+    /// Whether re-planning with scans discouraged ([`PlanHow::forced`])
+    /// means anything.
+    fn can_force_plans(&self) -> bool {
+        false
+    }
+    /// The parameters of an application's own statement: one entry per
+    /// parameter number, with the type the server infers where it does.
+    /// Fails when the database cannot prepare the statement.
+    fn describe_params(&mut self, sql: &str) -> Result<Vec<Option<String>>>;
+    /// Runs a read part (a SELECT without locking clause) once in a
+    /// transaction that rolls back, and counts its work; `forced` with
+    /// sequential scans discouraged, `with_plan` keeping the analyzed plan.
+    /// None where the backend cannot count.
+    fn measure(
+        &mut self,
+        _stmt: &Stmt,
+        _forced: bool,
+        _with_plan: bool,
+    ) -> Result<Option<Measured>> {
+        Ok(None)
+    }
+}
+
+/// Who waits on whom, the locks maintenance takes, and the bench's
+/// scratch copy.
+pub trait Diagnostics {
+    fn blocked(&mut self) -> Result<BlockedReport>;
+    /// Whether [`Diagnostics::locks`] has anything to show.
+    fn supports_advisory_locks(&self) -> bool {
+        false
+    }
+    /// Advisory locks held or awaited ([`no_advisory_locks`] where the
+    /// database has none).
+    fn locks(&mut self, key: Option<LockKey>) -> Result<LocksReport>;
+    /// Keeps other reapers of the same table out until dropped (SQLite
+    /// serialises writers anyway).
+    fn reap_lock(&mut self, _wait: bool) -> Result<Option<Box<dyn HeldLock>>> {
+        Ok(None)
+    }
+    /// A scratch copy of the queue table (its columns and indexes, or
+    /// what `init` creates when there is none) for `bench`, removed when
+    /// the returned value drops.
+    fn scratch(&mut self) -> Result<Scratch>;
+}
+
+/// One database holding a queue table: every part a backend implements.
+pub trait Backend:
+    Session + Schema + Bulk + Planner + Diagnostics + crate::presets::Catalog
+{
+}
+
+impl<T> Backend for T where
+    T: Session + Schema + Bulk + Planner + Diagnostics + crate::presets::Catalog + ?Sized
+{
+}
+
+/// The error of `locks` on a database without advisory locks.
+pub fn no_advisory_locks(database: &str) -> anyhow::Error {
+    QctlError::usage(format!(
+        "{database} has no advisory locks (`qctl blocked` shows who holds the database's locks)"
+    ))
+}
+
+/// A lock held for as long as the value lives (the reap lock).
+pub trait HeldLock: Send {}
+
+/// A scratch copy of the queue table, for the bench's workers.
+pub struct Scratch {
+    /// Opens a connection to the copy, for the given access.
+    pub open: Box<dyn Fn(Access) -> Result<Box<dyn Backend + Send>> + Send + Sync>,
+    /// Refreshes the planner's statistics of the copy once it is filled.
+    pub analyze: Option<String>,
+    /// Removes the copy.
+    pub remove: Option<Box<dyn FnOnce() + Send>>,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Some(remove) = self.remove.take() {
+            remove();
+        }
+    }
+}
+
+/// What a backend samples of a big table's finished jobs.
+pub struct DoneSample {
+    /// About how many rows the table holds.
+    pub rows: f64,
+    /// Finished jobs per queue among the sampled rows.
+    pub by_queue: Vec<(Option<String>, i64)>,
+    /// Why the estimate may be off, when the backend knows.
+    pub note: Option<String>,
+}
+
+/// Finished jobs: exact, or what the backend estimates on a big table.
+#[derive(Debug, Default)]
+pub struct DoneCounts {
+    pub by_queue: Vec<(Option<String>, i64)>,
+    pub estimated: bool,
+    /// Why the estimate may be off, when the backend knows.
+    pub note: Option<String>,
+}
+
+/// Runs `work` in a transaction: committed when it succeeds, rolled back
+/// when it fails (or, with `keep` false, always: a dry run).
+pub fn in_tx<B: Session + ?Sized, T>(
+    b: &mut B,
+    mode: TxMode,
+    keep: bool,
+    work: impl FnOnce(&mut B) -> Result<T>,
+) -> Result<T> {
+    b.begin(mode)?;
+    match work(b) {
+        Ok(value) if keep => {
+            b.commit()?;
+            Ok(value)
+        }
+        Ok(value) => {
+            b.rollback()?;
+            Ok(value)
+        }
+        Err(err) => {
+            // The error that stopped the work matters more than a failed
+            // rollback (a lost connection rolls back anyway).
+            let _ = b.rollback();
+            Err(err)
+        }
+    }
+}
+
+/// The first column of the first row as a number.
+pub fn first_int(rows: &[Row]) -> i64 {
+    rows.first()
+        .and_then(|r| r.first())
+        .and_then(Value::as_i64)
+        .unwrap_or(0)
+}
+
+/// The first value of each row of a catalog query, as text.
+pub fn first_texts(rows: Vec<Row>) -> Vec<String> {
+    rows.into_iter()
+        .filter_map(|r| r.into_iter().next().and_then(Value::into_text))
+        .collect()
+}
+
+/// The first value of a catalog query's first row, as text.
+pub fn first_text(rows: Vec<Row>) -> Option<String> {
+    rows.into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next())
+        .and_then(Value::into_text)
+}
+
+/// Refuses a job the layout cannot store: a queue other than `default`
+/// without a queue column, or a future due time without a run_at column.
+pub fn check_new_job(
+    table: &crate::sql::schema::QueueTable,
+    job: &NewJob,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let layout = &table.layout;
+    if layout.column(Concept::Queue).is_none() && job.queue != "default" {
+        return Err(QctlError::LayoutLacks {
+            layout: layout.preset.clone(),
+            concept: "queue",
+            needed_for: format!("a job for queue '{}' needs", job.queue),
+        }
+        .into());
+    }
+    if layout.column(Concept::RunAt).is_none() && job.run_at > now + chrono::Duration::seconds(1) {
+        return Err(QctlError::LayoutLacks {
+            layout: layout.preset.clone(),
+            concept: "run_at",
+            needed_for: "a delayed job (--run-at, --delay, run_at) needs".into(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// Runs `--layout auto` where the command reads a table: `init` creates
+/// qctl's own, and `blocked` on SQLite must not read the file first.
+pub(crate) fn auto_layout(
+    backend: &mut dyn crate::presets::Catalog,
+    options: &ConnectOptions,
+    layout: Layout,
+) -> Result<Layout> {
+    let Some(spec) = &options.auto else {
+        return Ok(layout);
+    };
+    if matches!(options.access, Access::Create | Access::Print) {
+        return Ok(layout);
+    }
+    let layout = crate::presets::choose(backend, spec, layout)?;
+    if options.sql_log.enabled
+        && let Some(why) = &layout.detected
+    {
+        eprintln!("qctl: layout auto: {}", crate::text::sanitize(why));
+    }
+    Ok(layout)
+}
+
+/// Logs each SQL statement and its time to stderr with `-v`.
+#[derive(Debug, Clone, Default)]
+pub struct SqlLog {
+    pub enabled: bool,
+}
+
+impl SqlLog {
+    pub fn start(&self) -> Option<std::time::Instant> {
+        self.enabled.then(std::time::Instant::now)
+    }
+
+    pub fn finish(&self, started: Option<std::time::Instant>, sql: &str, note: &str) {
+        if let Some(started) = started {
+            let sql = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+            eprintln!(
+                "qctl: sql ({:.3} ms{note}): {}",
+                started.elapsed().as_secs_f64() * 1000.0,
+                crate::text::sanitize(&sql)
+            );
+        }
+    }
+}
