@@ -46,7 +46,6 @@ use postgres::{Client, GenericClient};
 use qctl::backend::Target;
 use qctl::backend::postgres::connect::{self as pg_connect, ConnInfo};
 use qctl::db::{Access, Backend, ConnectOptions};
-use qctl::layout::Layout;
 
 const DEFAULT_SERVER: &str = "host=127.0.0.1 port=5432 user=postgres";
 const USAGE: &str = "bench_postgres [--quick] [--server CONNINFO] [--qctl PATH] [--keep]";
@@ -191,7 +190,7 @@ fn connect(conninfo: &str) -> Result<Client> {
 }
 
 fn open(url: &str, access: Access) -> Result<Box<dyn Backend + Send>> {
-    let layout = Layout::preset("default")?;
+    let layout = qctl::presets::own("default")?;
     Target::parse(url)?
         .open(&layout, &ConnectOptions::new(access))
         .with_context(|| format!("cannot open {url}"))

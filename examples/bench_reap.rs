@@ -26,7 +26,6 @@ use anyhow::{Context, Result, bail, ensure};
 use figures::{median, ms, percentile, thousands};
 use qctl::backend::Target;
 use qctl::db::{Access, Backend, ConnectOptions};
-use qctl::layout::Layout;
 use qctl::request::{ClaimRequest, Finish, FinishRequest};
 use qctl::sql::dialect::LockMode;
 
@@ -191,7 +190,7 @@ impl Db {
     }
 
     fn open(&self) -> Result<Box<dyn Backend + Send>> {
-        let layout = Layout::preset("default")?;
+        let layout = qctl::presets::own("default")?;
         let mut options = ConnectOptions::new(Access::Write);
         options.busy_timeout = Duration::from_secs(60);
         Target::parse(&self.url())?.open(&layout, &options)

@@ -98,7 +98,7 @@ impl Indexes {
 }
 
 fn layout() -> Result<Layout> {
-    Layout::preset("default")
+    qctl::presets::own("default")
 }
 
 fn target(path: &Path) -> Result<Target> {

@@ -539,125 +539,39 @@ pub struct Semaphore {
 ///   the retried jobs' ids.
 pub const STEP_KINDS: [&str; 3] = ["reap", "retry", "retry_all"];
 
-/// The names of the presets, for `--help` and completions.
-pub const PRESETS: [&str; 2] = ["default", "app-job-queue"];
-
-fn values(list: &[&str]) -> Vec<String> {
-    list.iter().map(|v| v.to_string()).collect()
-}
-
 impl Layout {
-    pub fn preset(name: &str) -> Result<Layout> {
-        let col = |s: &str| Some(Ident(s.to_string()));
-        match name {
-            "default" => Ok(Layout {
-                preset: name.into(),
-                table: TableName::parse("jobs")?,
-                columns: [
-                    col("id"),
-                    col("queue"),
-                    col("status"),
-                    col("payload"),
-                    col("attempts"),
-                    col("max_attempts"),
-                    col("run_at"),
-                    col("locked_until"),
-                    col("locked_at"),
-                    col("locked_by"),
-                    col("created_at"),
-                    col("updated_at"),
-                    col("last_error"),
-                    None,
-                    None,
-                ],
-                explicit: [false; CONCEPTS],
-                statuses: StatusValues::new([
-                    values(&["pending"]),
-                    values(&["running"]),
-                    values(&["done"]),
-                    values(&["failed"]),
-                    Vec::new(),
-                ]),
-                attempts_counted: AttemptCounting::Claim,
-                time: None,
-                null_due_is_now: false,
-                order: Vec::new(),
-                writes: Default::default(),
-                complete_deletes: false,
-                expressions: Default::default(),
-                stale: None,
-                stale_after: None,
-                ready: None,
-                system_claim: None,
-                refusals: Default::default(),
-                system: None,
-                detected: None,
-                steps: Default::default(),
-                semaphore: None,
-                failed_counts: None,
-            }),
-            "app-job-queue" => Ok(Layout {
-                preset: name.into(),
-                table: TableName::parse("app_job_queue")?,
-                columns: [
-                    col("id"),
-                    None,
-                    col("status"),
-                    col("payload"),
-                    col("retry_count"),
-                    col("max_retries"),
-                    None,
-                    None,
-                    col("locked_at"),
-                    col("locked_by"),
-                    col("created_at"),
-                    col("updated_at"),
-                    None,
-                    None,
-                    None,
-                ],
-                explicit: [false; CONCEPTS],
-                statuses: StatusValues::new([
-                    values(&["PENDING"]),
-                    values(&["PROCESSING"]),
-                    values(&["COMPLETED"]),
-                    values(&["FAILED"]),
-                    Vec::new(),
-                ]),
-                attempts_counted: AttemptCounting::Requeue,
-                time: None,
-                null_due_is_now: false,
-                order: Vec::new(),
-                writes: Default::default(),
-                complete_deletes: false,
-                expressions: Default::default(),
-                stale: None,
-                stale_after: None,
-                ready: None,
-                system_claim: None,
-                refusals: Default::default(),
-                system: None,
-                detected: None,
-                steps: Default::default(),
-                semaphore: None,
-                failed_counts: None,
-            }),
-            other => Err(QctlError::usage(format!(
-                "unknown layout preset '{other}'; the presets are: {}",
-                PRESETS.join(", ")
-            ))),
-        }
-    }
-
     /// A layout with only an `id` column and no states, for a preset file
     /// to fill in.
     pub fn bare(name: &str) -> Layout {
-        let mut layout = Layout::preset("default").expect("the default preset");
-        layout.preset = name.to_string();
-        layout.columns = Default::default();
-        layout.columns[Concept::Id as usize] = Some(Ident("id".into()));
-        layout.statuses = StatusValues::new(Default::default());
-        layout
+        let mut columns: [Option<Ident>; CONCEPTS] = Default::default();
+        columns[Concept::Id as usize] = Some(Ident("id".into()));
+        Layout {
+            preset: name.into(),
+            table: TableName {
+                schema: None,
+                name: Ident("jobs".into()),
+            },
+            columns,
+            explicit: [false; CONCEPTS],
+            statuses: StatusValues::new(Default::default()),
+            attempts_counted: AttemptCounting::Claim,
+            time: None,
+            null_due_is_now: false,
+            order: Vec::new(),
+            writes: Default::default(),
+            complete_deletes: false,
+            expressions: Default::default(),
+            stale: None,
+            stale_after: None,
+            ready: None,
+            system_claim: None,
+            refusals: Default::default(),
+            system: None,
+            detected: None,
+            steps: Default::default(),
+            semaphore: None,
+            failed_counts: None,
+        }
     }
 
     /// Makes every column optional, as a preset's are.
@@ -1132,13 +1046,13 @@ mod tests {
 
     #[test]
     fn presets_and_overrides() {
-        let app = Layout::preset("app-job-queue").unwrap();
+        let app = crate::presets::own("app-job-queue").unwrap();
         assert_eq!(app.table.to_string(), "app_job_queue");
         assert!(app.column(Concept::Queue).is_none());
         assert_eq!(app.statuses.written(Status::Running), Some("PROCESSING"));
-        assert!(Layout::preset("nope").is_err());
+        assert!(crate::presets::own("nope").is_err());
 
-        let mut layout = Layout::preset("default").unwrap();
+        let mut layout = crate::presets::own("default").unwrap();
         let overrides: LayoutOverrides = toml::from_str(
             r#"
             table = "tasks"
@@ -1163,7 +1077,7 @@ mod tests {
 
     #[test]
     fn bad_overrides_are_refused() {
-        let mut layout = Layout::preset("default").unwrap();
+        let mut layout = crate::presets::own("default").unwrap();
         let dup: LayoutOverrides = toml::from_str("[statuses]\ndone = \"pending\"").unwrap();
         assert!(layout.apply_overrides(&dup).is_err());
         let backslash: LayoutOverrides = toml::from_str("[statuses]\ndone = 'x\\'").unwrap();

@@ -40,7 +40,6 @@ use crate::config::Config;
 use crate::ctx::Ctx;
 use crate::db::SqlLog;
 use crate::error::exit;
-use crate::layout::Layout;
 use crate::output::Output;
 
 /// The embedded default (spec §2), relative to the current directory.
@@ -139,7 +138,7 @@ fn run(cli: Cli) -> Result<u8> {
                 .and_then(|t| t.schema.map(|s| s.to_string()));
             presets::layout(name, target.backend_name(), schema.as_deref())?
         }
-        _ => Layout::preset("default")?,
+        _ => presets::own("default")?,
     };
     layout.apply_overrides(&config.layout)?;
     if let Some(table) = &global.table {

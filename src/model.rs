@@ -110,20 +110,6 @@ pub enum Payload {
 }
 
 impl Payload {
-    pub fn from_value(value: crate::sql::Value) -> Payload {
-        let text = match value {
-            crate::sql::Value::Null => return Payload::Null,
-            crate::sql::Value::Bytes(bytes) => match String::from_utf8(bytes) {
-                Ok(text) => text,
-                Err(err) => {
-                    return Payload::NotJson(String::from_utf8_lossy(err.as_bytes()).into_owned());
-                }
-            },
-            other => other.into_text().unwrap_or_default(),
-        };
-        Payload::from_text(text)
-    }
-
     pub fn from_text(text: String) -> Payload {
         if crate::json::validate(&text).is_err() {
             return Payload::NotJson(text);

@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 
-use crate::layout::Status;
+use crate::layout::{Concept, Layout, Status};
 use crate::model::{JobId, StaleRule};
 
 #[derive(Debug, Clone)]
@@ -203,4 +203,28 @@ impl LockKey {
             LockKey::Name(name) => name.clone(),
         }
     }
+}
+
+/// Which running jobs are stale: by lock age with `--timeout`; else as
+/// the layout says (its lease column, its own rule, or the lock age its
+/// system's rescuer waits for); else unknowable.
+pub fn stale_rule(layout: &Layout, timeout: Option<Duration>) -> Option<StaleRule> {
+    if let Some(timeout) = timeout {
+        return Some(StaleRule::LockAge(timeout));
+    }
+    if layout.column(Concept::LockedUntil).is_some() {
+        Some(StaleRule::Lease)
+    } else if layout.stale.is_some() {
+        Some(StaleRule::Layout)
+    } else {
+        layout.stale_after.map(StaleRule::LockAge)
+    }
+}
+
+/// The queue a worker-style command uses when none is given: `default`
+/// where the layout has queues.
+pub fn default_queue(layout: &Layout, queue: Option<&str>) -> Option<String> {
+    queue
+        .map(str::to_string)
+        .or_else(|| layout.column(Concept::Queue).map(|_| "default".to_string()))
 }

@@ -4,13 +4,13 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::default_queue;
 use crate::cli::ClaimArgs;
 use crate::ctx::Ctx;
 use crate::db::Access;
 use crate::error::exit;
 use crate::layout::Concept;
 use crate::request::ClaimRequest;
+use crate::request::default_queue;
 use crate::sql::dialect::LockMode;
 
 /// The lease a claim gets when none is asked for.

@@ -16,7 +16,6 @@ use crate::ctx::Ctx;
 use crate::db::Access;
 use crate::db::SqlLog;
 use crate::error::{QctlError, exit};
-use crate::layout::Layout;
 use crate::model::StaleRule;
 use crate::render::thousands;
 use crate::request::{ExplainRequest, ExplainTarget, ReapRequest, StatsRequest};
@@ -38,7 +37,7 @@ pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<u8> {
         .with_context(|| format!("cannot build the demo queue in {}", args.path.display()))?;
     let demo = Ctx {
         target: Target::parse(&format!("sqlite:{}", args.path.display()))?,
-        layout: Layout::preset("default")?,
+        layout: crate::presets::own("default")?,
         out: ctx.out.clone(),
         busy_timeout: ctx.busy_timeout,
         statement_timeout: ctx.statement_timeout,

@@ -4,7 +4,6 @@
 
 use anyhow::Result;
 
-use super::{default_queue, stale_rule};
 use crate::cli::DoctorArgs;
 use crate::ctx::Ctx;
 use crate::db::Access;
@@ -13,6 +12,7 @@ use crate::duration::{format_age, format_duration};
 use crate::error::exit;
 use crate::model::{Check, CheckStatus, DoctorReport};
 use crate::request::{ExplainRequest, ExplainTarget, StatsRequest};
+use crate::request::{default_queue, stale_rule};
 use crate::sql::schema::QueueTable;
 
 pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<u8> {

@@ -4,11 +4,11 @@
 
 use anyhow::Result;
 
-use super::default_queue;
 use crate::cli::{ExplainArgs, ExplainQuery};
 use crate::ctx::Ctx;
 use crate::db::Access;
 use crate::error::{QctlError, exit};
+use crate::request::default_queue;
 use crate::request::{ExplainRequest, ExplainTarget};
 
 pub fn run(ctx: &Ctx, args: &ExplainArgs) -> Result<u8> {

@@ -2,13 +2,13 @@
 
 use anyhow::Result;
 
-use super::stale_rule;
 use crate::cli::{ListArgs, ListStatusArg};
 use crate::ctx::Ctx;
 use crate::db::Access;
 use crate::error::exit;
 use crate::layout::Status;
 use crate::model::JobList;
+use crate::request::stale_rule;
 use crate::request::{ListRequest, ListStatus};
 
 pub fn run(ctx: &Ctx, args: &ListArgs) -> Result<u8> {

@@ -20,7 +20,8 @@ pub fn run(ctx: &Ctx, args: &ReapArgs) -> Result<u8> {
     let mut backend = ctx.open_for("reap", Access::Write)?;
     // The lease where the table has one, else the system's own rule; a
     // layout with neither needs --timeout, and says so.
-    let rule = super::stale_rule(&backend.table().layout, args.timeout).unwrap_or(StaleRule::Lease);
+    let rule = crate::request::stale_rule(&backend.table().layout, args.timeout)
+        .unwrap_or(StaleRule::Lease);
     let request = ReapRequest {
         rule,
         queue: args.queue.clone(),

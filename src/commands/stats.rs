@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::stale_rule;
 use crate::cli::{Format, StatsArgs};
 use crate::ctx::Ctx;
 use crate::db::{Access, Backend};
@@ -15,6 +14,7 @@ use crate::error::{QctlError, exit};
 use crate::model::{Stats, Trend, WatchFrame};
 use crate::output::LiveScreen;
 use crate::request::StatsRequest;
+use crate::request::stale_rule;
 
 pub fn run(ctx: &Ctx, args: &StatsArgs) -> Result<u8> {
     if let Some(path) = &args.output {

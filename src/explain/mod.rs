@@ -184,7 +184,7 @@ fn sample<B: Backend + ?Sized>(
             }
         }
         ExplainTarget::Reap => {
-            let rule = crate::commands::stale_rule(&t.layout, None)
+            let rule = crate::request::stale_rule(&t.layout, None)
                 .unwrap_or(StaleRule::LockAge(std::time::Duration::from_secs(600)));
             let reap = ReapRequest {
                 rule,
@@ -440,7 +440,7 @@ fn run_measure<B: Backend + ?Sized>(
                 format!(
                     "its read part could not be run in a read-only transaction, so its work was \
                      not measured ({}): the verdict rests on the plan's shape alone",
-                    crate::output::sanitize(&format!("{err:#}"))
+                    crate::text::sanitize(&format!("{err:#}"))
                 ),
             ));
             None
@@ -681,7 +681,7 @@ mod tests {
     use crate::sql::schema::QueueTable;
 
     fn derived(dialect: &'static crate::sql::Dialect, sql: &str) -> String {
-        let t = QueueTable::planned(&Layout::preset("default").unwrap(), dialect);
+        let t = QueueTable::planned(&crate::presets::own("default").unwrap(), dialect);
         derived_index(&t, sql)
             .map(|spec| spec.create_sql(&t, false))
             .unwrap_or_default()

@@ -306,7 +306,7 @@ fn from_sample(
         Value::Float(f) => (Bind::Float(f), format!("{f}, a value")),
         Value::Bool(v) => (Bind::Bool(v), format!("{v}, a value")),
         Value::Text(text) => {
-            let shown = crate::output::sanitize(&text.chars().take(40).collect::<String>());
+            let shown = crate::text::sanitize(&text.chars().take(40).collect::<String>());
             (Bind::Text(text), format!("'{shown}', a value"))
         }
         Value::Bytes(_) | Value::Null => (Bind::Null, "NULL (no usable value)".into()),
@@ -379,7 +379,7 @@ mod tests {
     use super::*;
 
     fn guesses(sql: &str, lexer: Lexer) -> Vec<(String, Guess)> {
-        let layout = Layout::preset("default").unwrap();
+        let layout = crate::presets::own("default").unwrap();
         guess_placeholders(sql, lexer, &layout)
             .into_iter()
             .map(|g| (g.token, g.guess))

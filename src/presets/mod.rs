@@ -36,10 +36,12 @@ pub struct Preset {
     #[serde(default)]
     pub schema: Option<String>,
     pub detect: Detect,
-    /// The layout (the `[layout]` section's language). A built-in preset
-    /// (`default`, `app-job-queue`) has none: its layout is in code.
+    /// qctl's own layouts (`default`, `app-job-queue`): `init` creates
+    /// their table. A queue system's table is made by its own installer.
     #[serde(default)]
-    pub layout: Option<LayoutOverrides>,
+    pub init: bool,
+    /// The layout, in the `[layout]` section's language.
+    pub layout: LayoutOverrides,
     /// Per database, what differs (River on SQLite stores JSON blobs).
     #[serde(default)]
     pub dialect: BTreeMap<String, LayoutOverrides>,
@@ -125,6 +127,15 @@ pub fn names() -> Vec<&'static str> {
     PRESETS.iter().map(|p| p.name.as_str()).collect()
 }
 
+/// The layout of one of qctl's own presets (`default`, `app-job-queue`),
+/// which is the same on every database.
+pub fn own(name: &str) -> Result<Layout> {
+    let preset = find(name).filter(|p| p.init).ok_or_else(|| {
+        QctlError::usage(format!("no layout preset of qctl's own is named '{name}'"))
+    })?;
+    preset.layout(&preset.databases[0])
+}
+
 impl Preset {
     /// The preset's layout for a database (`sqlite`, `postgres`, ...), with
     /// its tables in their default schema.
@@ -135,9 +146,6 @@ impl Preset {
     /// The preset's layout with the system's tables in `schema` (`None`:
     /// the connection's search path).
     pub fn layout_in(&self, database: &str, schema: Option<&str>) -> Result<Layout> {
-        if self.layout.is_none() {
-            return Layout::preset(&self.name);
-        }
         let (_, text) = FILES
             .iter()
             .find(|(name, _)| *name == self.name)
@@ -158,7 +166,7 @@ impl Preset {
         let prefix = schema.map(|s| format!("{s}.")).unwrap_or_default();
         let preset: Preset = toml::from_str(&text.replace("{schema}.", &prefix))
             .expect("the preset parsed at startup");
-        let overrides = preset.layout.as_ref().expect("a layout");
+        let overrides = &preset.layout;
         if !self.databases.iter().any(|d| d == database) {
             return Err(QctlError::usage(format!(
                 "the {} preset ({}) is made for {}, not {database}",
@@ -177,7 +185,7 @@ impl Preset {
         layout.forget_explicit();
         layout.system_claim = preset.claim.get(database).cloned();
         layout.refusals = self.refusals();
-        layout.system = Some(self.system.clone());
+        layout.system = (!self.init).then(|| self.system.clone());
         Ok(layout)
     }
 }
@@ -202,7 +210,7 @@ impl Preset {
     /// `init`, which makes qctl's table, never a system's.
     fn refusals(&self) -> BTreeMap<String, String> {
         let mut refuse = self.refuse.clone();
-        if self.layout.is_some() {
+        if !self.init {
             refuse.entry("init".into()).or_insert_with(|| {
                 format!(
                     "{}'s tables are made by its own installer or migrations; init makes qctl's \
@@ -242,8 +250,8 @@ pub fn infos() -> Vec<PresetInfo> {
             databases: p.databases.clone(),
             table: p
                 .layout
-                .as_ref()
-                .and_then(|l| l.table.clone())
+                .table
+                .clone()
                 .unwrap_or_else(|| p.detect.table.clone())
                 .replace(
                     "{schema}.",

@@ -116,8 +116,8 @@ impl IndexSpec {
             ""
         };
         // SQLite puts the schema on the index name, the others on the table.
-        let (name, table) = match (&t.layout.table.schema, d.name) {
-            (Some(schema), "sqlite") => (
+        let (name, table) = match &t.layout.table.schema {
+            Some(schema) if d.index_schema_on_name => (
                 format!("{}.{}", d.ident(schema), d.ident(&self.name)),
                 d.ident(&t.layout.table.name),
             ),

@@ -156,6 +156,19 @@ pub struct Dialect {
     pub begin_read: &'static str,
     /// How a write transaction begins.
     pub begin_write: &'static str,
+    /// How `init` stores times: `None` in the database's own timestamp
+    /// type; else encoded (SQLite, which has none: the layout's encoding,
+    /// Unix seconds by default).
+    pub encoded_times: Option<TimeRepr>,
+    /// How `init` types the payload column.
+    pub payload_kind: ColumnKind,
+    /// A lone INTEGER PRIMARY KEY is the rowid, which every index carries.
+    pub rowid_alias: bool,
+    /// A payload column may hold a JSONB blob to read back as text.
+    pub jsonb_blobs: bool,
+    /// An index's schema qualifies its name, not its table (SQLite's
+    /// `CREATE INDEX s.name ON table`).
+    pub index_schema_on_name: bool,
     /// How an application's SQL (`explain-claim --sql`) is read: comments,
     /// quoting and placeholders.
     pub lexer: Lexer,
@@ -218,6 +231,11 @@ pub static SQLITE: Dialect = Dialect {
     // can fail with SQLITE_BUSY without waiting.
     begin_write: "BEGIN IMMEDIATE",
     lexer: Lexer::Sqlite,
+    encoded_times: Some(TimeRepr::EpochSeconds),
+    payload_kind: ColumnKind::Text,
+    rowid_alias: true,
+    jsonb_blobs: true,
+    index_schema_on_name: true,
     catalog: &CatalogSql {
         tables: "SELECT NULL, name FROM sqlite_schema WHERE type = 'table' \
                  AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
@@ -271,6 +289,11 @@ pub static POSTGRES: Dialect = Dialect {
     // moving on.
     begin_write: "BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE",
     lexer: Lexer::Postgres,
+    encoded_times: None,
+    payload_kind: ColumnKind::Jsonb,
+    rowid_alias: false,
+    jsonb_blobs: false,
+    index_schema_on_name: false,
     catalog: &CatalogSql {
         tables: "SELECT n.nspname::text, c.relname::text FROM pg_class c \
                  JOIN pg_namespace n ON n.oid = c.relnamespace \
@@ -351,6 +374,11 @@ pub static MYSQL: Dialect = Dialect {
                  START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
     begin_write: "START TRANSACTION READ WRITE",
     lexer: Lexer::Mysql,
+    encoded_times: None,
+    payload_kind: ColumnKind::Text,
+    rowid_alias: false,
+    jsonb_blobs: false,
+    index_schema_on_name: false,
     catalog: &CatalogSql {
         tables: "SELECT NULL, TABLE_NAME FROM information_schema.TABLES \
                  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE'",
@@ -425,11 +453,16 @@ impl Dialect {
         format!("CAST({expr} AS {})", self.text_type)
     }
 
+    /// The representation of a time the layout does not describe.
+    pub fn default_time(&self) -> TimeRepr {
+        self.encoded_times.unwrap_or(TimeRepr::Timestamptz)
+    }
+
     /// A payload column read as JSON text: SQLite may hold it as a JSONB
     /// blob, which `json()` turns back into text.
     pub fn read_payload(&self, column: &str, kind: &ColumnKind) -> String {
-        match (self.name, kind) {
-            ("sqlite", _) => format!(
+        match (self.jsonb_blobs, kind) {
+            (true, _) => format!(
                 "CASE WHEN typeof({column}) = 'blob' AND json_valid({column}, 8) THEN json({column}) \
                  ELSE {column} END"
             ),

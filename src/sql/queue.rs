@@ -423,7 +423,7 @@ impl<'t> QueueSql<'t> {
             .into_text()
             .map(|s| self.t.layout.statuses.name_of(s))
             .unwrap_or_default();
-        let payload = Payload::from_value(take(Concept::Payload));
+        let payload = payload_of(take(Concept::Payload));
         let mut time = |concept: Concept| {
             let value = take(concept);
             time::decode(&value, self.t.time_repr(concept))
@@ -1427,4 +1427,20 @@ pub fn job_id(value: Value) -> JobId {
 /// Reads a slot of a row, leaving NULL behind.
 fn take_value(value: &mut Value) -> Value {
     std::mem::replace(value, Value::Null)
+}
+
+/// A payload as read from its column: JSON text kept byte for byte, bytes
+/// that are not UTF-8 shown as text.
+fn payload_of(value: Value) -> Payload {
+    let text = match value {
+        Value::Null => return Payload::Null,
+        Value::Bytes(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(err) => {
+                return Payload::NotJson(String::from_utf8_lossy(err.as_bytes()).into_owned());
+            }
+        },
+        other => other.into_text().unwrap_or_default(),
+    };
+    Payload::from_text(text)
 }

@@ -144,9 +144,9 @@ pub struct QueueTable {
 impl QueueTable {
     /// The table as `qctl init` creates it for this layout.
     pub fn planned(layout: &Layout, dialect: &'static Dialect) -> QueueTable {
-        let time = match (dialect.name, layout.time) {
-            ("sqlite", encoding) => TimeRepr::of_encoding(encoding.unwrap_or(TimeEncoding::Unix)),
-            _ => TimeRepr::Timestamptz,
+        let time = match dialect.encoded_times {
+            Some(default) => layout.time.map_or(default, TimeRepr::of_encoding),
+            None => TimeRepr::Timestamptz,
         };
         let mut columns: [Option<Column>; CONCEPTS] = Default::default();
         for (concept, ident) in layout.mapped_columns() {
@@ -154,8 +154,8 @@ impl QueueTable {
                 Concept::Id | Concept::Attempts | Concept::MaxAttempts | Concept::Priority => {
                     (ColumnKind::Int, false)
                 }
-                Concept::Payload if dialect.name == "postgres" => (ColumnKind::Jsonb, false),
-                Concept::Queue | Concept::Status | Concept::Payload => (ColumnKind::Text, false),
+                Concept::Payload => (dialect.payload_kind.clone(), false),
+                Concept::Queue | Concept::Status => (ColumnKind::Text, false),
                 Concept::RunAt | Concept::CreatedAt | Concept::UpdatedAt => {
                     (ColumnKind::Time(time), false)
                 }
@@ -181,7 +181,7 @@ impl QueueTable {
             layout: layout.clone(),
             dialect,
             columns,
-            id_is_rowid: dialect.name == "sqlite",
+            id_is_rowid: dialect.rowid_alias,
             absent: Vec::new(),
             partitioned: false,
             collation: None,
@@ -253,7 +253,7 @@ impl QueueTable {
                 }
             }
         }
-        let id_is_rowid = dialect.name == "sqlite"
+        let id_is_rowid = dialect.rowid_alias
             && catalog.iter().filter(|c| c.primary_key).count() == 1
             && layout.column(Concept::Id).is_some_and(|id| {
                 catalog.iter().any(|c| {
@@ -359,10 +359,7 @@ impl QueueTable {
     pub fn time_repr(&self, concept: Concept) -> TimeRepr {
         self.col(concept)
             .and_then(Column::time_repr)
-            .unwrap_or(match self.dialect.name {
-                "sqlite" => TimeRepr::EpochSeconds,
-                _ => TimeRepr::Timestamptz,
-            })
+            .unwrap_or(self.dialect.default_time())
     }
 
     /// The claim order as (quoted column, descending): the layout's own,
@@ -398,10 +395,7 @@ impl QueueTable {
     /// How a time the layout does not describe is written: the dialect's
     /// own timestamps (SQLite: Unix seconds).
     pub fn default_time_repr(&self) -> TimeRepr {
-        match self.dialect.name {
-            "sqlite" => TimeRepr::EpochSeconds,
-            _ => TimeRepr::Timestamptz,
-        }
+        self.dialect.default_time()
     }
 
     /// The quoted table name.
@@ -426,10 +420,7 @@ impl QueueTable {
 /// What a concept computed by an expression holds.
 fn expression_kind(concept: Concept, dialect: &Dialect) -> ColumnKind {
     if concept.is_time() {
-        ColumnKind::Time(match dialect.name {
-            "sqlite" => TimeRepr::EpochSeconds,
-            _ => TimeRepr::Timestamptz,
-        })
+        ColumnKind::Time(dialect.default_time())
     } else {
         ColumnKind::Text
     }
