@@ -676,7 +676,6 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layout::Layout;
     use crate::sql::dialect::{POSTGRES, SQLITE};
     use crate::sql::schema::QueueTable;
 
