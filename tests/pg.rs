@@ -125,7 +125,7 @@ fn sixteen_threads_drain_5000_jobs_exactly_once() {
     let db = Arc::new(PgDb::new());
     ready(&db, 5000);
     let target = qctl::backend::Target::parse(&db.url).unwrap();
-    let layout = qctl::layout::crate::presets::own("default").unwrap();
+    let layout = qctl::presets::own("default").unwrap();
     let options = ConnectOptions {
         access: Access::Write,
         busy_timeout: Duration::from_secs(30),
@@ -207,7 +207,7 @@ fn threads_and_processes_together_drain_5000_jobs_exactly_once() {
                 sql_log: SqlLog::default(),
                 auto: None,
             };
-            let layout = qctl::layout::crate::presets::own("default").unwrap();
+            let layout = qctl::presets::own("default").unwrap();
             let mut backend = target.open(&layout, &options).expect("connect");
             let request = ClaimRequest {
                 worker: format!("t{w}"),
