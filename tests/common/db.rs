@@ -443,9 +443,12 @@ impl Db for MyDb {
         let n: Option<i64> = self
             .conn()
             .exec_first(
-                "SELECT count(*) FROM information_schema.INNODB_TRX t \
-                 JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id \
-                 WHERE p.DB = ? AND t.trx_rows_modified > 0",
+                // A load under way (InnoDB may count a bulk load into an
+                // empty table's rows only at commit), or rows changed.
+                "SELECT count(*) FROM information_schema.PROCESSLIST p \
+                 LEFT JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID \
+                 WHERE p.DB = ? AND p.ID <> CONNECTION_ID() \
+                 AND (p.INFO LIKE 'LOAD DATA%' OR t.trx_rows_modified > 0)",
                 (&self.name,),
             )
             .unwrap();
