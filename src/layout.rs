@@ -247,14 +247,6 @@ impl StatusValues {
         }
     }
 
-    /// States told by predicates over the table's columns.
-    pub fn by_predicates(predicates: [Option<String>; 5]) -> StatusValues {
-        StatusValues {
-            values: Default::default(),
-            predicates,
-        }
-    }
-
     /// The SQL predicate of a state, where it has one.
     pub fn predicate(&self, status: Status) -> Option<&str> {
         self.predicates[status as usize].as_deref()

@@ -9,6 +9,23 @@ use chrono::{DateTime, Utc};
 use crate::layout::{Concept, Layout, Status};
 use crate::model::{JobId, StaleRule};
 
+/// What `doctor` checks against.
+#[derive(Debug, Clone)]
+pub struct DoctorRequest {
+    /// Stale means locked longer than this (else the layout's own rule).
+    pub timeout: Option<Duration>,
+    /// More stale jobs than this fails.
+    pub max_stale: i64,
+    /// A ready job older than this fails.
+    pub max_ready_age: Option<Duration>,
+    /// A session waiting on a lock longer than this fails.
+    pub max_wait: Duration,
+    /// A temporary sort of more rows than this is an error.
+    pub sort_threshold: u64,
+    /// Warnings fail too.
+    pub strict: bool,
+}
+
 #[derive(Debug, Clone)]
 pub struct StatsRequest {
     pub exact: bool,

@@ -196,26 +196,18 @@ fn build(path: &Path, history: i64) -> Result<()> {
     let mut conn = Connection::open(path)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     let tx = conn.transaction()?;
+    // The table `qctl init` makes, with the weak index many queues start
+    // with instead of init's.
+    let table = crate::sql::schema::QueueTable::planned(
+        &crate::presets::own("default")?,
+        &crate::sql::dialect::SQLITE,
+    );
     tx.execute_batch(&format!(
         "CREATE TABLE {MARKER_TABLE} (built_at INTEGER NOT NULL);
          INSERT INTO {MARKER_TABLE} VALUES (unixepoch());
-         CREATE TABLE jobs (
-             id INTEGER PRIMARY KEY,
-             queue TEXT NOT NULL DEFAULT 'default',
-             status TEXT NOT NULL DEFAULT 'pending',
-             payload TEXT NOT NULL,
-             attempts INTEGER NOT NULL DEFAULT 0,
-             max_attempts INTEGER NOT NULL DEFAULT 3,
-             run_at INTEGER NOT NULL DEFAULT (unixepoch()),
-             locked_until INTEGER,
-             locked_at INTEGER,
-             locked_by TEXT,
-             created_at INTEGER NOT NULL DEFAULT (unixepoch()),
-             updated_at INTEGER NOT NULL DEFAULT (unixepoch()),
-             last_error TEXT
-         );
-         -- The weak index many queues start with.
-         CREATE INDEX jobs_status ON jobs (status);"
+         {};
+         CREATE INDEX jobs_status ON jobs (status);",
+        crate::sql::ddl::table_ddl(&table)
     ))?;
     let now = chrono::Utc::now().timestamp();
     let month = Duration::from_secs(30 * 86_400).as_secs() as i64;

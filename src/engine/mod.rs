@@ -8,6 +8,7 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 
 pub mod bench;
+pub mod doctor;
 
 use crate::db::{Backend, DoneCounts, TxMode, first_int, in_tx};
 use crate::error::QctlError;

@@ -1,0 +1,427 @@
+//! `doctor`'s checks, as a list the command runs: the table against its
+//! layout, the hot queries' plans, the queue's health, and the locks.
+//! Each group adds its checks to the report; the command only prints it.
+
+use anyhow::Result;
+
+use crate::db::{Backend, Severity};
+use crate::duration::{format_age, format_duration};
+use crate::model::{Check, CheckStatus, DoctorReport};
+use crate::request::{
+    DoctorRequest, ExplainRequest, ExplainTarget, StatsRequest, default_queue, stale_rule,
+};
+use crate::sql::schema::QueueTable;
+
+/// A group of checks over one reading of the database.
+type Checks<B> = fn(&mut B, &DoctorRequest, &mut Vec<Check>) -> Result<()>;
+
+/// Every check, in the order the report lists them.
+pub fn doctor<B: Backend + ?Sized>(b: &mut B, request: &DoctorRequest) -> Result<DoctorReport> {
+    let groups: [Checks<B>; 4] = [table_checks, plan_checks, queue_checks, lock_checks];
+    let mut checks = Vec::new();
+    for group in groups {
+        group(b, request, &mut checks)?;
+    }
+    let failed = checks.iter().any(|c| {
+        c.status == CheckStatus::Failed || (request.strict && c.status == CheckStatus::Warning)
+    });
+    let table = &b.table().layout;
+    Ok(DoctorReport {
+        backend: b.name(),
+        table: table.table.to_string(),
+        layout: table.preset.clone(),
+        ok: !failed,
+        checks,
+        strict: request.strict,
+    })
+}
+
+/// The layout in use, the table against it, and how it compares names.
+fn table_checks<B: Backend + ?Sized>(
+    b: &mut B,
+    _request: &DoctorRequest,
+    checks: &mut Vec<Check>,
+) -> Result<()> {
+    let table = b.table();
+    checks.extend([layout_check(table), schema_check(table), names_check(table)]);
+    Ok(())
+}
+
+/// The claim, reap and purge plans, as explain-claim judges them.
+fn plan_checks<B: Backend + ?Sized>(
+    b: &mut B,
+    request: &DoctorRequest,
+    checks: &mut Vec<Check>,
+) -> Result<()> {
+    let table = b.table().clone();
+    let plans = crate::explain::explain(
+        b,
+        &ExplainRequest {
+            queries: vec![
+                ExplainTarget::Claim,
+                ExplainTarget::Reap,
+                ExplainTarget::Purge,
+            ],
+            queue: default_queue(&table.layout, None),
+            sort_threshold: request.sort_threshold,
+            custom_sql: None,
+            analyze: false,
+        },
+    )?;
+    for check in &plans.checks {
+        let worst = check
+            .findings
+            .iter()
+            .map(|f| f.severity)
+            .min_by_key(|s| match s {
+                Severity::Error => 0,
+                Severity::Warning => 1,
+            });
+        let detail = if check.findings.is_empty() {
+            "uses an index".to_string()
+        } else {
+            check
+                .findings
+                .iter()
+                .map(|f| format!("{}: {}", kind_name(f.kind), f.detail))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        checks.push(Check {
+            name: match check.query {
+                "claim" => "claim plan",
+                "reap" => "reap plan",
+                _ => "purge plan",
+            },
+            status: match worst {
+                None => CheckStatus::Ok,
+                Some(Severity::Warning) => CheckStatus::Warning,
+                Some(Severity::Error) => CheckStatus::Failed,
+            },
+            detail: if plans.suggested_indexes.is_empty() || check.findings.is_empty() {
+                detail
+            } else {
+                format!("{detail} — fix: qctl explain-claim --query all --apply")
+            },
+        });
+    }
+
+    for note in &plans.notes {
+        checks.push(Check {
+            name: "plans",
+            status: CheckStatus::Warning,
+            detail: note.clone(),
+        });
+    }
+
+    Ok(())
+}
+
+/// Stale jobs, the backlog's age, dead letters, statuses no state claims.
+fn queue_checks<B: Backend + ?Sized>(
+    b: &mut B,
+    request: &DoctorRequest,
+    checks: &mut Vec<Check>,
+) -> Result<()> {
+    let table = b.table().clone();
+    let stats = crate::engine::stats(
+        b,
+        &StatsRequest {
+            exact: false,
+            stale: stale_rule(&table.layout, request.timeout),
+        },
+    )?;
+    checks.push(match stats.total.stale {
+        Some(stale) if stale > request.max_stale => Check {
+            name: "stale jobs",
+            status: CheckStatus::Failed,
+            detail: format!(
+                "{stale} running jobs are stale (more than {}): their workers died — run qctl reap{}",
+                request.max_stale,
+                request.timeout.map_or(String::new(), |t| format!(" --timeout {}", format_duration(t)))
+            ),
+        },
+        Some(stale) => Check {
+            name: "stale jobs",
+            status: CheckStatus::Ok,
+            detail: format!("{stale} stale of {} running", stats.total.running),
+        },
+        None => Check {
+            name: "stale jobs",
+            status: CheckStatus::Warning,
+            detail: "the layout has no lease column: pass --timeout to judge staleness by lock age"
+                .into(),
+        },
+    });
+    let age = stats.total.oldest_ready_age_seconds;
+    checks.push(match (request.max_ready_age, age) {
+        (Some(max), Some(age)) if age > max.as_secs_f64() => Check {
+            name: "backlog age",
+            status: CheckStatus::Failed,
+            detail: format!(
+                "the oldest ready job has waited {}, longer than {}: workers are not keeping up",
+                format_age(age),
+                format_duration(max)
+            ),
+        },
+        (_, age) => Check {
+            name: "backlog age",
+            status: CheckStatus::Ok,
+            detail: format!(
+                "{} ready, oldest waiting {}",
+                stats.total.ready,
+                age.map_or("-".into(), format_age)
+            ),
+        },
+    });
+    checks.push(Check {
+        name: "dead letters",
+        status: if stats.total.failed > 0 {
+            CheckStatus::Warning
+        } else {
+            CheckStatus::Ok
+        },
+        detail: format!(
+            "{} failed jobs{}",
+            stats.total.failed,
+            if stats.total.failed > 0 {
+                " — qctl list --status failed; qctl retry"
+            } else {
+                ""
+            }
+        ),
+    });
+    if stats.total.other > 0 {
+        let values: Vec<String> = stats
+            .total
+            .other_values
+            .iter()
+            .map(|(value, n)| format!("{value:?} ({n})"))
+            .collect();
+        checks.push(Check {
+            name: "unknown status",
+            status: CheckStatus::Warning,
+            detail: format!(
+                "{} jobs have a status no state of the {} layout claims: {} — map it in \
+                 [layout.statuses] of qctl.toml (qctl list --status other shows them)",
+                stats.total.other,
+                table.layout.preset,
+                values.join(", ")
+            ),
+        });
+    }
+    for note in &stats.notes {
+        checks.push(Check {
+            name: "statistics",
+            status: CheckStatus::Warning,
+            detail: note.clone(),
+        });
+    }
+
+    Ok(())
+}
+
+/// Sessions waiting on locks, and advisory locks that may have leaked.
+fn lock_checks<B: Backend + ?Sized>(
+    b: &mut B,
+    request: &DoctorRequest,
+    checks: &mut Vec<Check>,
+) -> Result<()> {
+    // A user who may not read the server's lock views (MySQL's PROCESS)
+    // gets a warning saying so, not a failed run.
+    let blocked = match b.blocked() {
+        Ok(blocked) => Some(blocked),
+        Err(err) if matches!(err.downcast_ref(), Some(crate::error::QctlError::Usage(_))) => {
+            checks.push(Check {
+                name: "lock waits",
+                status: CheckStatus::Warning,
+                detail: format!("{err:#}"),
+            });
+            None
+        }
+        Err(err) => return Err(err),
+    };
+    if let Some(blocked) = blocked {
+        lock_waits(checks, &blocked, request);
+    }
+    // A server whose lock views are off (MySQL's performance_schema)
+    // cannot show its locks: a warning saying what to enable, not a
+    // failed run.
+    let locks = if b.supports_advisory_locks() {
+        match b.locks(None) {
+            Ok(locks) => Some(locks),
+            Err(err) if matches!(err.downcast_ref(), Some(crate::error::QctlError::Usage(_))) => {
+                checks.push(Check {
+                    name: "advisory locks",
+                    status: CheckStatus::Warning,
+                    detail: format!("{err:#}"),
+                });
+                None
+            }
+            Err(err) => return Err(err),
+        }
+    } else {
+        None
+    };
+    if let Some(locks) = locks {
+        let leaked: Vec<String> = locks
+            .locks
+            .iter()
+            .filter(|l| l.session_level && l.state_seconds.is_some_and(|s| s > 3600.0))
+            .map(|l| format!("{} (pid {})", l.key, l.pid))
+            .collect();
+        checks.push(Check {
+            name: "advisory locks",
+            status: if leaked.is_empty() {
+                CheckStatus::Ok
+            } else {
+                CheckStatus::Warning
+            },
+            detail: if leaked.is_empty() {
+                format!(
+                    "{} held or awaited, none idle for over an hour",
+                    locks.locks.len()
+                )
+            } else {
+                format!(
+                    "session-level locks idle for over an hour, maybe leaked: {}",
+                    leaked.join(", ")
+                )
+            },
+        });
+    }
+
+    Ok(())
+}
+
+/// Sessions waiting on locks: fails past `--max-wait`.
+fn lock_waits(
+    checks: &mut Vec<Check>,
+    blocked: &crate::model::BlockedReport,
+    request: &DoctorRequest,
+) {
+    let longest = blocked.longest_wait().unwrap_or(0.0);
+    let holders: Vec<String> = blocked
+        .blockers
+        .iter()
+        .filter(|b| b.root)
+        .map(|b| format!("pid {}", b.pid))
+        .collect();
+    checks.push(Check {
+        name: "lock waits",
+        status: if longest > request.max_wait.as_secs_f64() {
+            CheckStatus::Failed
+        } else {
+            CheckStatus::Ok
+        },
+        detail: if blocked.sessions.is_empty() && blocked.write_locked() {
+            format!(
+                "the write lock is held right now by {} — qctl blocked shows who",
+                if holders.is_empty() {
+                    "another connection".to_string()
+                } else {
+                    holders.join(", ")
+                }
+            )
+        } else {
+            format!(
+                "{} sessions waiting, longest {} — qctl blocked shows who holds them",
+                blocked.sessions.len(),
+                format_age(longest)
+            )
+        },
+    });
+}
+
+/// Which layout qctl uses, and how `--layout auto` chose it.
+fn layout_check(table: &QueueTable) -> Check {
+    let layout = &table.layout;
+    let detail = match (&layout.detected, &layout.system) {
+        (Some(found), _) => format!("auto: {found}"),
+        (None, Some(system)) => format!("the {} preset ({system})", layout.preset),
+        (None, None) => format!("the {} layout", layout.preset),
+    };
+    Check {
+        name: "layout",
+        status: CheckStatus::Ok,
+        detail,
+    }
+}
+
+/// The table has what the layout names; optional columns it lacks are
+/// listed with what they would have allowed.
+fn schema_check(table: &QueueTable) -> Check {
+    if table.absent.is_empty() {
+        return Check {
+            name: "schema",
+            status: CheckStatus::Ok,
+            detail: format!(
+                "table {} has every column the {} layout names",
+                table.layout.table, table.layout.preset
+            ),
+        };
+    }
+    let absent: Vec<String> = table
+        .absent
+        .iter()
+        .map(|(concept, ident)| format!("{ident} ({})", concept.key()))
+        .collect();
+    Check {
+        name: "schema",
+        status: CheckStatus::Ok,
+        detail: format!(
+            "table {} lacks optional columns of the {} layout: {}; commands that need them say so",
+            table.layout.table,
+            table.layout.preset,
+            absent.join(", ")
+        ),
+    }
+}
+
+/// Whether the worker and queue columns compare names byte for byte. A
+/// collation that pads spaces or folds case (MySQL's default ones,
+/// SQLite's NOCASE) makes `'w1 '` and `'W1'` the same worker to the
+/// database: qctl compares such columns byte for byte itself, but the
+/// system's own workers do not.
+fn names_check(table: &QueueTable) -> Check {
+    use crate::layout::Concept;
+    let loose: Vec<String> = [Concept::LockedBy, Concept::Queue]
+        .into_iter()
+        .filter_map(|concept| {
+            let column = table
+                .col(concept)
+                .filter(|c| !c.exact && c.expr.is_none())?;
+            Some(format!(
+                "{} ({}, collation {})",
+                column.name,
+                concept.key(),
+                column.collation.as_deref().unwrap_or("unknown")
+            ))
+        })
+        .collect();
+    if loose.is_empty() {
+        return Check {
+            name: "name matching",
+            status: CheckStatus::Ok,
+            detail: "worker and queue names compare byte for byte".into(),
+        };
+    }
+    Check {
+        name: "name matching",
+        status: CheckStatus::Warning,
+        detail: format!(
+            "{} compare names ignoring trailing spaces or case: qctl compares them byte for \
+             byte (the index finds the rows, then the bytes must match), so 'w1 ' or 'W1' never \
+             finishes a job 'w1' holds; the application's own queries may not — {}",
+            loose.join(" and "),
+            table.dialect.exact_collation_hint
+        ),
+    }
+}
+
+fn kind_name(kind: crate::db::FindingKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
