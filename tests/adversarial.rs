@@ -14,7 +14,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::Sandbox;
-use common::db::{Db, Kind};
+use common::db::{Db, Kind, on_every_backend};
 use common::mysql::MyDb;
 use common::pg::PgDb;
 use serde_json::Value;
@@ -690,20 +690,6 @@ fn locking_claims_are_checked(db: &dyn Db) {
         );
     }
     assert_eq!(db.snapshot(), before);
-}
-
-macro_rules! on_every_backend {
-    ($($scenario:ident),* $(,)?) => {
-        mod sqlite {
-            $(#[test] fn $scenario() { super::$scenario(&super::Sandbox::new()) })*
-        }
-        mod postgres {
-            $(#[test] fn $scenario() { super::$scenario(&super::PgDb::new()) })*
-        }
-        mod mysql {
-            $(#[test] fn $scenario() { super::$scenario(&super::MyDb::new()) })*
-        }
-    };
 }
 
 on_every_backend!(

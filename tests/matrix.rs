@@ -5,7 +5,7 @@
 mod common;
 
 use common::Sandbox;
-use common::db::Db;
+use common::db::{Db, on_every_backend};
 use common::mysql::MyDb;
 use common::pg::PgDb;
 use serde_json::{Value, json};
@@ -473,20 +473,6 @@ fn a_zero_busy_timeout_never_waits(db: &dyn Db) {
     run.assert_error("busy");
     drop(hold);
     assert_eq!(db.snapshot(), before);
-}
-
-macro_rules! on_every_backend {
-    ($($scenario:ident),* $(,)?) => {
-        mod sqlite {
-            $(#[test] fn $scenario() { super::$scenario(&super::Sandbox::new()) })*
-        }
-        mod postgres {
-            $(#[test] fn $scenario() { super::$scenario(&super::PgDb::new()) })*
-        }
-        mod mysql {
-            $(#[test] fn $scenario() { super::$scenario(&super::MyDb::new()) })*
-        }
-    };
 }
 
 on_every_backend!(

@@ -63,6 +63,19 @@ pub struct ConnectOptions {
 }
 
 impl ConnectOptions {
+    /// For the bench's workers on a scratch copy: waiting on the head
+    /// row's lock is what FOR UPDATE measures, so they wait as long as it
+    /// takes; and the copy, never whatever `--layout auto` would find.
+    pub fn for_bench(&self, access: Access) -> ConnectOptions {
+        ConnectOptions {
+            access,
+            statement_timeout: Duration::ZERO,
+            busy_timeout: Duration::from_secs(3600),
+            auto: None,
+            ..self.clone()
+        }
+    }
+
     /// qctl's defaults (the CLI's): 5s lock wait, 30s statements, 10s to
     /// connect, 1h for an index build, no SQL log.
     pub fn new(access: Access) -> ConnectOptions {
@@ -292,6 +305,16 @@ impl Drop for Scratch {
             remove();
         }
     }
+}
+
+/// A name for a scratch table or file no other bench shares: the
+/// process and the time (two containers may both be pid 1).
+pub fn scratch_name() -> String {
+    format!(
+        "qctl_bench_{}_{}",
+        std::process::id(),
+        Utc::now().timestamp_nanos_opt().unwrap_or_default()
+    )
 }
 
 /// What a backend samples of a big table's finished jobs.

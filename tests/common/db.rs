@@ -227,28 +227,9 @@ impl Db for PgDb {
         PgDb::snapshot(self)
     }
     fn stdin(&self, args: &[&str], input: &str) -> Run {
-        use std::io::Write;
-        let mut child = self
-            .cmd()
-            .args(["-d", &self.url])
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into(),
-            stderr: String::from_utf8_lossy(&out.stderr).into(),
-        }
+        let mut cmd = self.cmd();
+        cmd.args(["-d", &self.url]).args(args);
+        super::run_with_stdin(cmd, input)
     }
     fn run_within(&self, args: &[&str], seconds: u64) -> Run {
         let mut cmd = self.cmd();
@@ -487,3 +468,23 @@ impl Db for MyDb {
         (n.unwrap_or(0) > 0).then_some(true)
     }
 }
+
+/// Runs each scenario (a `fn(&dyn Db)` of the calling file) as a test on
+/// a real SQLite file, a real PostgreSQL database and a real MariaDB
+/// database.
+#[allow(unused_macros)]
+macro_rules! on_every_backend {
+    ($($scenario:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[test] fn $scenario() { super::$scenario(&super::Sandbox::new()) })*
+        }
+        mod postgres {
+            $(#[test] fn $scenario() { super::$scenario(&super::PgDb::new()) })*
+        }
+        mod mysql {
+            $(#[test] fn $scenario() { super::$scenario(&super::MyDb::new()) })*
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use on_every_backend;

@@ -45,6 +45,25 @@ pub struct Run {
     pub stderr: String,
 }
 
+/// Runs a command with `input` on its stdin.
+pub fn run_with_stdin(mut cmd: Command, input: &str) -> Run {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn qctl");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    Run::from(child.wait_with_output().unwrap())
+}
+
 /// Runs a command, killing it if it has not finished within `limit`:
 /// a test of "nothing hangs" must not hang itself.
 pub fn run_within(mut cmd: Command, limit: std::time::Duration) -> Run {
@@ -204,24 +223,10 @@ impl Sandbox {
     }
 
     pub fn run_stdin(&self, args: &[&str], stdin: &str) -> Run {
-        use std::io::Write;
         let url = self.url();
-        let mut child = self
-            .cmd()
-            .args(["-d", &url])
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("spawn qctl");
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        Run::from(child.wait_with_output().unwrap())
+        let mut cmd = self.cmd();
+        cmd.args(["-d", &url]).args(args);
+        run_with_stdin(cmd, stdin)
     }
 
     /// `qctl init` on the sandbox database.

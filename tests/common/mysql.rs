@@ -126,23 +126,9 @@ impl MyDb {
     }
 
     pub fn stdin(&self, args: &[&str], input: &str) -> Run {
-        use std::io::Write;
-        let mut child = self
-            .cmd()
-            .args(["-d", &self.url])
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        Run::from(child.wait_with_output().unwrap())
+        let mut cmd = self.cmd();
+        cmd.args(["-d", &self.url]).args(args);
+        super::run_with_stdin(cmd, input)
     }
 
     pub fn exec(&self, sql: &str) {

@@ -2,12 +2,11 @@
 //! table in its database.
 
 use anyhow::Result;
-use chrono::Utc;
 use mysql::prelude::Queryable;
 
 use super::connect;
 use super::{MysqlBackend, MysqlTarget};
-use crate::db::{Access, Backend, ConnectOptions, Scratch, Session};
+use crate::db::{Access, Backend, Scratch, Session};
 use crate::layout::Layout;
 use crate::sql::dialect::MYSQL;
 
@@ -16,11 +15,7 @@ use crate::sql::dialect::MYSQL;
 /// database; dropped (on a connection of its own: the main one may be
 /// broken) when the scratch drops.
 pub fn scratch(b: &mut MysqlBackend) -> Result<Scratch> {
-    let name = format!(
-        "qctl_bench_{}_{}",
-        std::process::id(),
-        Utc::now().timestamp_nanos_opt().unwrap_or_default()
-    );
+    let name = crate::db::scratch_name();
     let mut layout: Layout = b.table.layout.clone();
     let scratch = match &layout.table.schema {
         Some(schema) => format!("{schema}.{name}"),
@@ -32,16 +27,7 @@ pub fn scratch(b: &mut MysqlBackend) -> Result<Scratch> {
         url: b.info.shown_raw(),
     };
     let base = b.options.clone();
-    // Waiting on the head row's lock is what FOR UPDATE measures: the
-    // workers wait as long as it takes.
-    let options = move |access| ConnectOptions {
-        access,
-        statement_timeout: std::time::Duration::ZERO,
-        busy_timeout: std::time::Duration::from_secs(3600),
-        // The scratch table, never whatever `--layout auto` would find.
-        auto: None,
-        ..base.clone()
-    };
+    let options = move |access| base.for_bench(access);
     let copy = MYSQL.table(&layout.table);
     let remove = {
         let (info, timeout, copy) = (b.info.clone(), b.options.connect_timeout, copy.clone());

@@ -2,11 +2,10 @@
 //! its schema, with an identity of its own.
 
 use anyhow::Result;
-use chrono::Utc;
 
 use super::connect;
 use super::{PostgresBackend, PostgresTarget};
-use crate::db::{Access, Backend, ConnectOptions, Scratch, Session};
+use crate::db::{Access, Backend, Scratch, Session};
 use crate::layout::{Concept, Layout};
 use crate::sql::Stmt;
 use crate::sql::dialect::POSTGRES;
@@ -16,12 +15,7 @@ use crate::sql::dialect::POSTGRES;
 /// the same schema; dropped (on a connection of its own: the main one
 /// may be broken) when the scratch drops.
 pub fn scratch(b: &mut PostgresBackend) -> Result<Scratch> {
-    // pid and time: two benches (two containers, both pid 1) never share.
-    let name = format!(
-        "qctl_bench_{}_{}",
-        std::process::id(),
-        Utc::now().timestamp_nanos_opt().unwrap_or_default()
-    );
+    let name = crate::db::scratch_name();
     let mut layout: Layout = b.table.layout.clone();
     let scratch = match &layout.table.schema {
         Some(schema) => format!("{schema}.{name}"),
@@ -33,16 +27,7 @@ pub fn scratch(b: &mut PostgresBackend) -> Result<Scratch> {
         conninfo: b.info_conninfo(),
     };
     let base = b.options.clone();
-    // Waiting on the head row's lock is what FOR UPDATE measures: the
-    // workers wait as long as it takes.
-    let options = move |access| ConnectOptions {
-        access,
-        statement_timeout: std::time::Duration::ZERO,
-        busy_timeout: std::time::Duration::from_secs(3600),
-        // The scratch table, never whatever `--layout auto` would find.
-        auto: None,
-        ..base.clone()
-    };
+    let options = move |access| base.for_bench(access);
     let copy = POSTGRES.table(&layout.table);
     let remove = {
         let (info, timeout, copy) = (b.info.clone(), b.options.connect_timeout, copy.clone());

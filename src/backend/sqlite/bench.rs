@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use anyhow::Result;
-use chrono::Utc;
 
 use super::{SqliteBackend, SqliteTarget};
 use crate::db::{Access, Backend, ConnectOptions, Scratch, Session, SqlLog};
@@ -13,8 +12,7 @@ use crate::sql::Stmt;
 /// The user's table and its indexes as they are defined (or what `init`
 /// would create when there is none), in a new scratch file.
 pub fn scratch(b: &mut SqliteBackend) -> Result<Scratch> {
-    let nanos = Utc::now().timestamp_subsec_nanos();
-    let path = std::env::temp_dir().join(format!("qctl-bench-{}-{nanos}.db", std::process::id()));
+    let path = std::env::temp_dir().join(format!("{}.db", crate::db::scratch_name()));
     let target = SqliteTarget {
         path: path.clone(),
         read_only: false,
