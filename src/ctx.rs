@@ -58,7 +58,7 @@ impl Ctx {
                 else {
                     return err;
                 };
-                if self.auto.is_some() {
+                if self.auto.as_ref().is_some_and(|a| a.detect) {
                     err.context(
                     "no known queue system's table is here either (`qctl layouts` lists the ones \
                      --layout auto looks for)",

@@ -107,7 +107,11 @@ pub fn presets_reference() -> String {
          Several systems in one database: pass `--layout NAME`. No known table: the `default` \
          layout. `qctl layouts` prints this list; [layouts.md](layouts.md) explains the \
          language the presets are written in.\n\n\
-         | preset | system | release the preset follows | databases | table |\n|---|---|---|---|---|\n",
+         Each preset supports a range of its system's releases. qctl reads the system's version \
+         marker (where it keeps one) and the catalog, and follows the release line the tables \
+         fit: it never names a column, table or enum value the database lacks. Tables that fit \
+         no release line are refused, naming the version and this range.\n\n\
+         | preset | system | releases supported | databases | table |\n|---|---|---|---|---|\n",
     );
     let infos = crate::presets::infos();
     for p in &infos {
@@ -116,7 +120,7 @@ pub fn presets_reference() -> String {
             "| `{}` | {} | {} | {} | `{}` |",
             p.name,
             p.system,
-            p.version,
+            p.supported,
             p.databases.join(", "),
             p.table
         );
@@ -146,6 +150,15 @@ pub fn presets_reference() -> String {
             );
         }
         let _ = writeln!(out, "- found by: {found}");
+        if !p.releases.is_empty() {
+            let _ = writeln!(out, "- releases:");
+            for release in &p.releases {
+                let _ = writeln!(out, "  - {}: {}", release.name, release.releases);
+                for note in &release.notes {
+                    let _ = writeln!(out, "    - {note}");
+                }
+            }
+        }
         if let Some(schema) = &file.schema {
             let _ = writeln!(out, "- default schema: `{schema}` (any schema is found)");
         }

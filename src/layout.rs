@@ -257,6 +257,14 @@ impl StatusValues {
         self.predicates.iter().any(Option::is_some)
     }
 
+    /// Keeps only the values a status column can hold (an enum's labels):
+    /// a state left with none is one these tables do not have.
+    pub fn keep_only(&mut self, labels: &[String]) {
+        for values in &mut self.values {
+            values.retain(|v| labels.contains(v));
+        }
+    }
+
     /// Every stored value of a state.
     pub fn all(&self, status: Status) -> &[String] {
         &self.values[status as usize]
@@ -499,6 +507,9 @@ pub struct Layout {
     pub system: Option<String>,
     /// How `--layout auto` chose this layout, for `-v` and `doctor`.
     pub detected: Option<String>,
+    /// Which release of the system the tables are, and what that was read
+    /// from (a queue system's preset).
+    pub version: Option<String>,
     /// Statements that do a transition the system spreads over several
     /// tables (Solid Queue moves a job between execution tables): `reap`,
     /// `retry` and `retry_all`, run in order in one transaction (see
@@ -529,7 +540,21 @@ pub struct Semaphore {
 ///   worker and lock time;
 /// - `retry` (`{ids}` are the jobs asked for) and `retry_all` (one batch):
 ///   the retried jobs' ids.
-pub const STEP_KINDS: [&str; 3] = ["reap", "retry", "retry_all"];
+/// - `after_reap` (after each reap batch, in its transaction): `{ids}`
+///   are the reaped jobs, `{requeued}`, `{dead_lettered}` and
+///   `{released}` each action's (pg-boss's dead-letter copy, the named
+///   queue locks Graphile Worker releases);
+/// - `after_retry` (`{ids}`, the retried jobs) and `before_purge`
+///   (`{ids}`, the jobs about to be deleted: rows of other tables that
+///   refer to them).
+pub const STEP_KINDS: [&str; 6] = [
+    "reap",
+    "retry",
+    "retry_all",
+    "after_reap",
+    "after_retry",
+    "before_purge",
+];
 
 impl Layout {
     /// A layout with only an `id` column and no states, for a preset file
@@ -560,6 +585,7 @@ impl Layout {
             refusals: Default::default(),
             system: None,
             detected: None,
+            version: None,
             steps: Default::default(),
             semaphore: None,
             failed_counts: None,
@@ -712,11 +738,17 @@ impl Layout {
                 }
             }
         }
+        // An empty predicate removes one (an older release of a system
+        // that has no such rule).
         if let Some(ready) = &predicates.ready {
-            self.ready = Some(checked_sql(ready, "ready predicate")?.to_string());
+            self.ready = (!ready.is_empty())
+                .then(|| checked_sql(ready, "ready predicate").map(str::to_string))
+                .transpose()?;
         }
         if let Some(stale) = &predicates.stale {
-            self.stale = Some(checked_sql(stale, "stale predicate")?.to_string());
+            self.stale = (!stale.is_empty())
+                .then(|| checked_sql(stale, "stale predicate").map(str::to_string))
+                .transpose()?;
         }
         if let Some(after) = &overrides.stale_after {
             self.stale_after = Some(crate::duration::parse_positive_duration(after).map_err(
@@ -756,7 +788,13 @@ impl Layout {
                     .collect();
                 checked_sql(&flat, "step")?;
             }
-            self.steps.insert(kind.clone(), statements.clone());
+            // No statements: the layout has no such step (an older release
+            // of a system that did this step in one table).
+            if statements.is_empty() {
+                self.steps.remove(kind);
+            } else {
+                self.steps.insert(kind.clone(), statements.clone());
+            }
         }
         if let Some(sql) = &overrides.failed_counts {
             self.failed_counts = Some(checked_sql(sql, "failed_counts")?.to_string());

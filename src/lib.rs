@@ -144,7 +144,11 @@ fn run(cli: Cli) -> Result<u8> {
     if let Some(table) = &global.table {
         layout.set_table(table)?;
     }
-    let auto = auto.then(|| presets::AutoSpec {
+    // A queue system's preset is fitted to the release its tables are
+    // once the catalog can be read, as `--layout auto`'s choice is.
+    let system_preset = preset.is_some_and(|name| presets::find(name).is_some_and(|p| !p.init));
+    let auto = (auto || system_preset).then(|| presets::AutoSpec {
+        detect: auto,
         overrides: config.layout.clone(),
         table: global.table.clone().or(config.layout.table.clone()),
     });
@@ -162,7 +166,7 @@ fn run(cli: Cli) -> Result<u8> {
         auto,
     };
     if ctx.out.verbose {
-        let layout = if ctx.auto.is_some() {
+        let layout = if ctx.auto.as_ref().is_some_and(|a| a.detect) {
             // The table is known once the catalog is read ("layout auto:").
             "layout auto".to_string()
         } else {

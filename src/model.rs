@@ -14,8 +14,9 @@ pub enum StaleRule {
     Lease,
     /// The lock is older than this.
     LockAge(std::time::Duration),
-    /// The layout's own rule (a worker that stopped sending heartbeats).
-    Layout,
+    /// The layout's own rule (a worker that stopped sending heartbeats),
+    /// with its threshold: the system's default, or `--timeout`.
+    Layout(std::time::Duration),
 }
 
 impl StaleRule {
@@ -23,7 +24,7 @@ impl StaleRule {
         match self {
             StaleRule::Lease => "lease",
             StaleRule::LockAge(_) => "lock_age",
-            StaleRule::Layout => "layout",
+            StaleRule::Layout(_) => "layout",
         }
     }
 }
@@ -249,7 +250,7 @@ impl Stats {
             total,
             stale_rule: stale.map(StaleRule::name),
             stale_timeout_seconds: match stale {
-                Some(StaleRule::LockAge(t)) => Some(t.as_secs_f64()),
+                Some(StaleRule::LockAge(t) | StaleRule::Layout(t)) => Some(t.as_secs_f64()),
                 _ => None,
             },
             has_cancelled: false,
@@ -385,6 +386,9 @@ impl Trend {
 pub enum ReapAction {
     Requeue,
     DeadLetter,
+    /// The system drops the firing without failing the job (Quartz's
+    /// recovery of a job that does not ask to be recovered).
+    Release,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -405,6 +409,7 @@ impl ReapOutcome {
             dry_run,
             requeued: 0,
             dead_lettered: 0,
+            released: 0,
             jobs: Vec::new(),
             jobs_not_shown: 0,
             batches: 0,
@@ -419,6 +424,7 @@ impl ReapOutcome {
         match job.action {
             ReapAction::Requeue => self.requeued += 1,
             ReapAction::DeadLetter => self.dead_lettered += 1,
+            ReapAction::Release => self.released += 1,
         }
         if self.jobs.len() < self.show {
             self.jobs.push(job);
@@ -443,7 +449,7 @@ impl ReapOutcome {
     }
 
     pub fn total(&self) -> u64 {
-        self.requeued + self.dead_lettered
+        self.requeued + self.dead_lettered + self.released
     }
 }
 
@@ -452,6 +458,8 @@ pub struct ReapOutcome {
     pub dry_run: bool,
     pub requeued: u64,
     pub dead_lettered: u64,
+    /// Firings the system drops without failing the job (Quartz).
+    pub released: u64,
     /// The first `--show` jobs reaped.
     pub jobs: Vec<ReapedJob>,
     /// Jobs reaped beyond those listed.

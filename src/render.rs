@@ -554,9 +554,11 @@ impl Render for ReapOutcome {
                         Cell::new("dead-letter").fg(Color::Red)
                     }
                     ReapAction::DeadLetter => Cell::new("dead-letter"),
+                    ReapAction::Release => Cell::new("release"),
                 };
                 let attempts = match (job.attempts, job.max_attempts) {
                     (Some(a), Some(m)) => format!("{a}/{m}"),
+                    (Some(a), None) => a.to_string(),
                     _ => "-".into(),
                 };
                 table.add_row(vec![
@@ -577,18 +579,29 @@ impl Render for ReapOutcome {
                 thousands(self.jobs_not_shown as i64)
             );
         }
+        // A release is named only where the system has one (Quartz).
+        let released = |verb: &str| {
+            if self.released > 0 {
+                format!(", {verb} {}", self.released)
+            } else {
+                String::new()
+            }
+        };
         let summary = if self.dry_run {
             format!(
-                "would requeue {} and dead-letter {} stale jobs (dry run: nothing changed)",
-                self.requeued, self.dead_lettered
+                "would requeue {} and dead-letter {}{} stale jobs (dry run: nothing changed)",
+                self.requeued,
+                self.dead_lettered,
+                released("and release")
             )
         } else if self.total() == 0 {
             "no stale jobs".to_string()
         } else {
             format!(
-                "requeued {} and dead-lettered {} stale jobs in {} batch{}",
+                "requeued {} and dead-lettered {}{} stale jobs in {} batch{}",
                 self.requeued,
                 self.dead_lettered,
+                released("and released"),
                 self.batches,
                 if self.batches == 1 { "" } else { "es" }
             )
@@ -1126,6 +1139,13 @@ impl Render for LayoutsReport {
                     p.version
                 );
                 let _ = writeln!(out, "  {}", p.about);
+                let _ = writeln!(out, "  supports: {}", p.supported);
+                for release in &p.releases {
+                    let _ = writeln!(out, "    {}: {}", release.name, release.releases);
+                    for note in &release.notes {
+                        let _ = writeln!(out, "      - {note}");
+                    }
+                }
                 let _ = writeln!(
                     out,
                     "  databases: {}; table: {}",
@@ -1147,7 +1167,7 @@ impl Render for LayoutsReport {
             &[
                 "preset",
                 "system",
-                "version",
+                "versions",
                 "databases",
                 "table",
                 "refuses",
@@ -1157,7 +1177,7 @@ impl Render for LayoutsReport {
             table.add_row(vec![
                 Cell::new(&p.name),
                 Cell::new(&p.system),
-                Cell::new(&p.version),
+                Cell::new(&p.supported),
                 Cell::new(p.databases.join(", ")),
                 Cell::new(&p.table),
                 Cell::new(if p.refuses.is_empty() {

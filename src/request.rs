@@ -222,20 +222,31 @@ impl LockKey {
     }
 }
 
-/// Which running jobs are stale: by lock age with `--timeout`; else as
-/// the layout says (its lease column, its own rule, or the lock age its
-/// system's rescuer waits for); else unknowable.
+/// Which running jobs are stale. A system with a rule of its own (a
+/// heartbeat or check-in age, `{stale_seconds}` in its predicate or reap
+/// steps) judges by it, `--timeout` setting its threshold (else the
+/// system's default, `stale_after`). Otherwise `--timeout` is a lock age,
+/// and without it the lease, or the lock age the system's rescuer waits
+/// for; else staleness is unknowable.
 pub fn stale_rule(layout: &Layout, timeout: Option<Duration>) -> Option<StaleRule> {
-    if let Some(timeout) = timeout {
-        return Some(StaleRule::LockAge(timeout));
+    let own = layout.stale.is_some() || layout.steps.contains_key("reap");
+    let threshold = layout.stale.as_deref().is_some_and(takes_threshold)
+        || layout
+            .steps
+            .get("reap")
+            .is_some_and(|steps| steps.iter().any(|s| takes_threshold(s)));
+    match timeout {
+        Some(timeout) if own && threshold => Some(StaleRule::Layout(timeout)),
+        Some(timeout) => Some(StaleRule::LockAge(timeout)),
+        None if own => Some(StaleRule::Layout(layout.stale_after.unwrap_or_default())),
+        None if layout.column(Concept::LockedUntil).is_some() => Some(StaleRule::Lease),
+        None => layout.stale_after.map(StaleRule::LockAge),
     }
-    if layout.column(Concept::LockedUntil).is_some() {
-        Some(StaleRule::Lease)
-    } else if layout.stale.is_some() {
-        Some(StaleRule::Layout)
-    } else {
-        layout.stale_after.map(StaleRule::LockAge)
-    }
+}
+
+/// Whether a system's SQL takes the stale threshold.
+fn takes_threshold(sql: &str) -> bool {
+    sql.contains("{stale_seconds}") || sql.contains("{stale_micros}")
 }
 
 /// The queue a worker-style command uses when none is given: `default`

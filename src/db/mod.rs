@@ -279,6 +279,35 @@ impl<T> Backend for T where
 {
 }
 
+/// Which system preset and release a layout follows, for errors: None for
+/// qctl's own layouts.
+pub fn preset_note(layout: &Layout) -> Option<String> {
+    let system = layout.system.as_ref()?;
+    let preset = crate::presets::find(&layout.preset)?;
+    Some(format!(
+        "the {} preset ({system}: {}; qctl supports {})",
+        layout.preset,
+        layout.version.as_deref().unwrap_or("release not read"),
+        if preset.supported.is_empty() {
+            &preset.version
+        } else {
+            &preset.supported
+        }
+    ))
+}
+
+/// A statement of a system preset named a column, table, function or enum
+/// value the database lacks: not a raw SQL error, but what happened and
+/// what qctl supports.
+pub fn preset_mismatch(message: &str, preset: Option<&str>) -> anyhow::Error {
+    QctlError::usage(format!(
+        "{message} — {} names something these tables lack: this release is not one qctl \
+         knows; `qctl layouts NAME` lists the releases it supports, and `qctl -v doctor` shows \
+         what it read",
+        preset.unwrap_or("the preset")
+    ))
+}
+
 /// The error of `locks` on a database without advisory locks.
 pub fn no_advisory_locks(database: &str) -> anyhow::Error {
     QctlError::usage(format!(
@@ -413,8 +442,10 @@ pub fn check_new_job(
     Ok(())
 }
 
-/// Runs `--layout auto` where the command reads a table: `init` creates
-/// qctl's own, and `blocked` on SQLite must not read the file first.
+/// Settles the layout once the catalog can be read (`--layout auto`, or a
+/// system preset fitted to its release), where the command reads a table:
+/// `init` creates qctl's own, and `blocked` on SQLite must not read the
+/// file first.
 pub(crate) fn auto_layout(
     backend: &mut dyn crate::presets::Catalog,
     options: &ConnectOptions,
@@ -426,11 +457,14 @@ pub(crate) fn auto_layout(
     if matches!(options.access, Access::Create | Access::Print) {
         return Ok(layout);
     }
-    let layout = crate::presets::choose(backend, spec, layout)?;
-    if options.sql_log.enabled
-        && let Some(why) = &layout.detected
-    {
-        eprintln!("qctl: layout auto: {}", crate::text::sanitize(why));
+    let layout = crate::presets::settle(backend, spec, layout)?;
+    if options.sql_log.enabled {
+        if let Some(why) = &layout.detected {
+            eprintln!("qctl: layout auto: {}", crate::text::sanitize(why));
+        }
+        if let Some(version) = &layout.version {
+            eprintln!("qctl: version: {}", crate::text::sanitize(version));
+        }
     }
     Ok(layout)
 }

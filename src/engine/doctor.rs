@@ -336,14 +336,21 @@ fn lock_waits(
 /// Which layout qctl uses, and how `--layout auto` chose it.
 fn layout_check(table: &QueueTable) -> Check {
     let layout = &table.layout;
-    let detail = match (&layout.detected, &layout.system) {
+    let mut detail = match (&layout.detected, &layout.system) {
         (Some(found), _) => format!("auto: {found}"),
         (None, Some(system)) => format!("the {} preset ({system})", layout.preset),
         (None, None) => format!("the {} layout", layout.preset),
     };
+    if let Some(version) = &layout.version {
+        detail.push_str(&format!("; release: {version}"));
+    }
     Check {
         name: "layout",
-        status: CheckStatus::Ok,
+        status: if detail.contains("warning:") {
+            CheckStatus::Warning
+        } else {
+            CheckStatus::Ok
+        },
         detail,
     }
 }

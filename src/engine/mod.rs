@@ -14,14 +14,15 @@ use crate::db::{Backend, DoneCounts, TxMode, first_int, in_tx};
 use crate::error::QctlError;
 use crate::layout::{Concept, Status};
 use crate::model::{
-    Counts, FinishOutcome, Job, JobId, PurgeOutcome, ReapOutcome, ReapedJob, RetryOutcome, Stats,
+    Counts, FinishOutcome, Job, JobId, PurgeOutcome, ReapAction, ReapOutcome, ReapedJob,
+    RetryOutcome, Stats,
 };
 use crate::request::{
     ClaimRequest, Finish, FinishRequest, ListRequest, PurgeRequest, ReapRequest, RetrySelection,
     StatsRequest,
 };
 use crate::sql::dialect::LockMode;
-use crate::sql::queue::{QueueSql, job_id};
+use crate::sql::queue::{Fill, QueueSql, job_id};
 use crate::sql::{Row, Stmt, Value};
 
 /// Runs one write statement safely on its own: alone where the dialect
@@ -218,7 +219,14 @@ pub fn retry<B: Backend + ?Sized>(
             // not retry were not dead letters, and nothing is changed.
             in_tx(b, TxMode::Write, !dry_run, |b| {
                 let steps = sql(b)
-                    .steps("retry", batch_size, wanted)
+                    .steps(
+                        "retry",
+                        &Fill {
+                            batch: Some(batch_size),
+                            ids: wanted.clone(),
+                            ..Fill::default()
+                        },
+                    )
                     .unwrap_or_default();
                 let done: Vec<JobId> = run_steps(b, &steps)?
                     .into_iter()
@@ -236,7 +244,7 @@ pub fn retry<B: Backend + ?Sized>(
                         missing.join(", ")
                     )));
                 }
-                Ok(())
+                after(b, "after_retry", Fill::ids(wanted.clone()))
             })?;
             ids.extend(wanted.iter().cloned());
         }
@@ -264,7 +272,7 @@ pub fn retry<B: Backend + ?Sized>(
                     let stmt = sql(b).retry_ids(wanted)?;
                     b.execute(&stmt)?;
                 }
-                Ok(())
+                after(b, "after_retry", Fill::ids(wanted.clone()))
             })?;
             ids.extend(wanted.iter().cloned());
         }
@@ -282,21 +290,31 @@ pub fn retry<B: Backend + ?Sized>(
                     b.table().layout.preset
                 )));
             }
-            let one_statement = one_statement && !own_steps;
-            let batch = |b: &mut B| -> Result<Vec<Value>> {
-                if let Some(steps) = sql(b).steps("retry_all", batch_size, &[]) {
+            // Statements that follow each batch share its transaction.
+            let follows = b.table().layout.steps.contains_key("after_retry");
+            let one_statement = one_statement && !own_steps && !follows;
+            let retry_batch = |b: &mut B,
+                               queue: Option<&str>,
+                               batch_size: u64,
+                               one_statement: bool|
+             -> Result<Vec<Value>> {
+                let fill = Fill {
+                    batch: Some(batch_size),
+                    ..Fill::default()
+                };
+                if let Some(steps) = sql(b).steps("retry_all", &fill) {
                     Ok(run_steps(b, &steps)?
                         .into_iter()
                         .filter_map(|r| r.into_iter().next())
                         .collect())
                 } else if one_statement {
-                    let stmt = sql(b).retry_batch(queue.as_deref(), batch_size)?;
+                    let stmt = sql(b).retry_batch(queue, batch_size)?;
                     Ok(b.query(&stmt)?
                         .into_iter()
                         .filter_map(|r| r.into_iter().next())
                         .collect())
                 } else {
-                    let pick = sql(b).retry_pick(queue.as_deref(), batch_size)?;
+                    let pick = sql(b).retry_pick(queue, batch_size)?;
                     let picked: Vec<Value> = b
                         .query(&pick)?
                         .into_iter()
@@ -308,6 +326,15 @@ pub fn retry<B: Backend + ?Sized>(
                     }
                     Ok(picked)
                 }
+            };
+            let batch = |b: &mut B| -> Result<Vec<Value>> {
+                let done = retry_batch(b, queue.as_deref(), batch_size, one_statement)?;
+                after(
+                    b,
+                    "after_retry",
+                    Fill::ids(done.iter().cloned().map(job_id).collect()),
+                )?;
+                Ok(done)
             };
             if dry_run {
                 // The real batches, in one transaction that rolls back.
@@ -358,14 +385,15 @@ pub fn reap<B: Backend + ?Sized>(
     let stale_concept = match request.rule {
         crate::model::StaleRule::Lease => Some(Concept::LockedUntil),
         crate::model::StaleRule::LockAge(_) => Some(Concept::LockedAt),
-        crate::model::StaleRule::Layout => None,
+        crate::model::StaleRule::Layout(_) => None,
     };
     let own_steps = b.table().layout.steps.contains_key("reap");
     if own_steps {
-        // The system's own rescue: its rule, over its tables.
-        if request.rule != crate::model::StaleRule::Layout {
+        // The system's own rescue: its rule (its threshold set by
+        // --timeout), over its tables.
+        if !matches!(request.rule, crate::model::StaleRule::Layout(_)) {
             return Err(QctlError::usage(format!(
-                "the {} layout reaps as {} does, by its own rule: --timeout does not apply",
+                "the {} layout reaps as {} does, by its own rule, which takes no --timeout",
                 b.table().layout.preset,
                 b.table().layout.system.as_deref().unwrap_or("the system")
             )));
@@ -402,7 +430,8 @@ pub fn reap<B: Backend + ?Sized>(
     // otherwise its pick and its apply share a short one.
     let one_statement = {
         let d = b.table().dialect;
-        d.update_from_returning && d.lone_statement_safe && !own_steps
+        let follows = b.table().layout.steps.contains_key("after_reap");
+        d.update_from_returning && d.lone_statement_safe && !own_steps && !follows
     };
     b.batch_session(true)?;
     let result = loop {
@@ -443,9 +472,54 @@ fn run_steps<B: Backend + ?Sized>(b: &mut B, steps: &[Stmt]) -> Result<Vec<crate
     Ok(rows)
 }
 
-/// One reap batch inside the caller's transaction: the jobs it reaped.
+/// One reap batch inside the caller's transaction: the jobs it reaped,
+/// and the layout's statements that follow a reap.
 fn reap_batch<B: Backend + ?Sized>(b: &mut B, request: &ReapRequest) -> Result<Vec<ReapedJob>> {
-    let own = sql(b).steps("reap", request.batch_size, &[]);
+    let jobs = reap_rows(b, request)?;
+    let of = |action: ReapAction| -> Vec<JobId> {
+        jobs.iter()
+            .filter(|j| j.action == action)
+            .map(|j| j.id.clone())
+            .collect()
+    };
+    let fill = Fill {
+        ids: jobs.iter().map(|j| j.id.clone()).collect(),
+        requeued: of(ReapAction::Requeue),
+        dead_lettered: of(ReapAction::DeadLetter),
+        released: of(ReapAction::Release),
+        stale: match request.rule {
+            crate::model::StaleRule::Layout(d) | crate::model::StaleRule::LockAge(d) => Some(d),
+            crate::model::StaleRule::Lease => None,
+        },
+        ..Fill::default()
+    };
+    if !jobs.is_empty() {
+        after(b, "after_reap", fill)?;
+    }
+    Ok(jobs)
+}
+
+/// Runs the layout's statements that follow a transition, if it has any.
+fn after<B: Backend + ?Sized>(b: &mut B, kind: &str, fill: Fill) -> Result<()> {
+    if let Some(steps) = sql(b).steps(kind, &fill) {
+        for step in &steps {
+            b.execute(step)?;
+        }
+    }
+    Ok(())
+}
+
+/// The reaped rows of one batch.
+fn reap_rows<B: Backend + ?Sized>(b: &mut B, request: &ReapRequest) -> Result<Vec<ReapedJob>> {
+    let fill = Fill {
+        batch: Some(request.batch_size),
+        stale: match request.rule {
+            crate::model::StaleRule::Layout(d) => Some(d),
+            _ => None,
+        },
+        ..Fill::default()
+    };
+    let own = sql(b).steps("reap", &fill);
     let rows = if let Some(steps) = own {
         run_steps(b, &steps)?
     } else if b.table().dialect.update_from_returning {
@@ -485,18 +559,24 @@ pub fn purge<B: Backend + ?Sized>(b: &mut B, request: &PurgeRequest) -> Result<P
         let rows = in_tx(b, TxMode::Read, true, |b| b.query(&count))?;
         outcome.purged = first_int(&rows).max(0) as u64;
         if outcome.purged > 0 {
-            let one_statement = b.table().dialect.self_subquery;
+            let one_statement = b.table().dialect.self_subquery && !purges_others(b);
             in_tx(b, TxMode::Write, false, |b| {
                 purge_one(b, request, one_statement)
             })?;
         }
         return Ok(outcome);
     }
-    let one_statement = b.table().dialect.self_subquery;
+    let one_statement = b.table().dialect.self_subquery && !purges_others(b);
     b.batch_session(true)?;
     let result = purge_batches(b, request, one_statement, &mut outcome);
     b.batch_session(false)?;
     result.map(|()| outcome)
+}
+
+/// Whether a purge deletes rows of other tables first (the layout's
+/// `before_purge`): it needs the ids, so it picks them first.
+fn purges_others<B: Backend + ?Sized>(b: &B) -> bool {
+    b.table().layout.steps.contains_key("before_purge")
 }
 
 fn purge_batches<B: Backend + ?Sized>(
@@ -546,6 +626,11 @@ fn purge_one<B: Backend + ?Sized>(
     if ids.is_empty() {
         return Ok(0);
     }
+    after(
+        b,
+        "before_purge",
+        Fill::ids(ids.iter().cloned().map(job_id).collect()),
+    )?;
     let stmt = sql(b).delete_ids(&ids);
     b.execute(&stmt)
 }

@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 
-use super::{Preset, all};
+use super::{Facts, Preset, all, find};
 use crate::error::QctlError;
 use crate::layout::{Layout, LayoutOverrides, TableName};
 
@@ -22,10 +22,13 @@ pub trait Catalog {
     fn probe(&mut self, sql: &str) -> Option<String>;
 }
 
-/// What `--layout auto` asks: the config file's `[layout]` (applied on
-/// top of whatever is found) and `--table`.
+/// How the layout is settled once the catalog can be read: found by
+/// `--layout auto` (`detect`), or a named system preset fitted to the
+/// release its tables are; then the config file's `[layout]` and
+/// `--table` on top.
 #[derive(Debug, Clone, Default)]
 pub struct AutoSpec {
+    pub detect: bool,
     pub overrides: LayoutOverrides,
     pub table: Option<String>,
 }
@@ -213,7 +216,10 @@ pub fn choose(cat: &mut dyn Catalog, spec: &AutoSpec, fallback: Layout) -> Resul
     };
     let schema = found.table.schema.as_ref().map(|s| s.as_str().to_string());
     let schema = schema.or(current);
-    let mut layout = found.preset.layout_in(cat.database(), schema.as_deref())?;
+    let facts = Facts::read(cat, found.preset, &found.table)?;
+    let mut layout = found
+        .preset
+        .layout_fitting(cat.database(), schema.as_deref(), &facts)?;
     layout.set_table(&found.table.to_string())?;
     layout.apply_overrides(&spec.overrides)?;
     if let Some(table) = &spec.table {
@@ -225,4 +231,32 @@ pub fn choose(cat: &mut dyn Catalog, spec: &AutoSpec, fallback: Layout) -> Resul
         found.reasons.join("; ")
     ));
     Ok(layout)
+}
+
+/// The layout a command works with: `--layout auto`'s choice, or the
+/// named system preset fitted to the release its tables are, with the
+/// config file and `--table` on top. qctl's own layouts are as given.
+pub fn settle(cat: &mut dyn Catalog, spec: &AutoSpec, layout: Layout) -> Result<Layout> {
+    if spec.detect {
+        return choose(cat, spec, layout);
+    }
+    let Some(preset) = find(&layout.preset).filter(|p| !p.init) else {
+        return Ok(layout);
+    };
+    let facts = Facts::read(cat, preset, &layout.table)?;
+    if facts.columns.is_empty() {
+        // No such table: the command says so when it loads the table.
+        return Ok(layout);
+    }
+    let schema = match &layout.table.schema {
+        Some(schema) => Some(schema.to_string()),
+        None => cat.current_schema(),
+    };
+    let mut fitted = preset.layout_fitting(cat.database(), schema.as_deref(), &facts)?;
+    fitted.set_table(&layout.table.to_string())?;
+    fitted.apply_overrides(&spec.overrides)?;
+    if let Some(table) = &spec.table {
+        fitted.set_table(table)?;
+    }
+    Ok(fitted)
 }

@@ -4,6 +4,7 @@
 //! its catalog.
 
 mod detect;
+mod versions;
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -11,7 +12,8 @@ use std::sync::LazyLock;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-pub use detect::{AutoSpec, Catalog, Detection, choose};
+pub use detect::{AutoSpec, Catalog, Detection, choose, settle};
+pub use versions::{Facts, Shape, Version};
 
 use crate::error::QctlError;
 use crate::layout::{Layout, LayoutOverrides};
@@ -23,8 +25,17 @@ pub struct Preset {
     pub name: String,
     /// The queue system, as its users call it.
     pub system: String,
-    /// The release whose schema the preset follows.
+    /// The release whose schema the preset's `[layout]` follows.
     pub version: String,
+    /// The releases it supports, as `qctl layouts` shows them.
+    #[serde(default)]
+    pub supported: String,
+    /// The newest release line: what its tables look like.
+    #[serde(default)]
+    pub current: Option<Version>,
+    /// Older release lines whose tables differ, newest first.
+    #[serde(default)]
+    pub versions: Vec<Version>,
     /// The databases it is made for: `sqlite`, `postgres`, `mysql`.
     pub databases: Vec<String>,
     /// One line on what qctl does with it.
@@ -146,6 +157,33 @@ impl Preset {
     /// The preset's layout with the system's tables in `schema` (`None`:
     /// the connection's search path).
     pub fn layout_in(&self, database: &str, schema: Option<&str>) -> Result<Layout> {
+        self.layout_of(database, schema, None)
+    }
+
+    /// The layout of the release line these tables fit (see
+    /// [`Preset::fit`]), saying which in [`Layout::version`].
+    pub fn layout_fitting(
+        &self,
+        database: &str,
+        schema: Option<&str>,
+        facts: &Facts,
+    ) -> Result<Layout> {
+        let fit = self.fit(facts)?;
+        let index = fit
+            .version
+            .and_then(|v| self.versions.iter().position(|w| std::ptr::eq(w, v)));
+        let mut layout = self.layout_of(database, schema, index)?;
+        layout.version = Some(fit.summary);
+        Ok(layout)
+    }
+
+    /// The newest layout, or with the `version`-th older release's over it.
+    fn layout_of(
+        &self,
+        database: &str,
+        schema: Option<&str>,
+        version: Option<usize>,
+    ) -> Result<Layout> {
         let (_, text) = FILES
             .iter()
             .find(|(name, _)| *name == self.name)
@@ -180,10 +218,20 @@ impl Preset {
         if let Some(overlay) = preset.dialect.get(database) {
             layout.apply_overrides(overlay)?;
         }
+        let older = version.and_then(|i| preset.versions.get(i));
+        if let Some(older) = older {
+            layout.apply_overrides(&older.layout)?;
+            if let Some(overlay) = older.dialect.get(database) {
+                layout.apply_overrides(overlay)?;
+            }
+        }
         // A preset's columns are optional: an older release may lack one,
         // and the commands that need it say so.
         layout.forget_explicit();
-        layout.system_claim = preset.claim.get(database).cloned();
+        layout.system_claim = older
+            .and_then(|v| v.claim.get(database))
+            .or(preset.claim.get(database))
+            .cloned();
         layout.refusals = self.refusals();
         layout.system = (!self.init).then(|| self.system.clone());
         Ok(layout)
@@ -223,12 +271,24 @@ impl Preset {
     }
 }
 
+/// One release line, as `qctl layouts NAME` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReleaseInfo {
+    pub name: String,
+    pub releases: String,
+    pub notes: Vec<String>,
+}
+
 /// What `qctl layouts` prints for one preset.
 #[derive(Debug, Clone, Serialize)]
 pub struct PresetInfo {
     pub name: String,
     pub system: String,
     pub version: String,
+    /// The releases it supports.
+    pub supported: String,
+    /// Each release line it knows, newest first.
+    pub releases: Vec<ReleaseInfo>,
     pub databases: Vec<String>,
     pub table: String,
     pub about: String,
@@ -247,6 +307,21 @@ pub fn infos() -> Vec<PresetInfo> {
             name: p.name.clone(),
             system: p.system.clone(),
             version: p.version.clone(),
+            supported: if p.supported.is_empty() {
+                p.version.clone()
+            } else {
+                p.supported.clone()
+            },
+            releases: p
+                .current
+                .iter()
+                .chain(&p.versions)
+                .map(|v| ReleaseInfo {
+                    name: v.name.clone(),
+                    releases: v.releases.clone(),
+                    notes: v.notes.clone(),
+                })
+                .collect(),
             databases: p.databases.clone(),
             table: p
                 .layout

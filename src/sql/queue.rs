@@ -202,8 +202,8 @@ impl<'t> QueueSql<'t> {
                 let cutoff = self.time(Concept::LockedAt, TimeExpr::Ago(timeout), b);
                 Ok(format!("{column} < {cutoff}"))
             }
-            StaleRule::Layout => match &self.t.layout.stale {
-                Some(predicate) => Ok(format!("({predicate})")),
+            StaleRule::Layout(threshold) => match &self.t.layout.stale {
+                Some(predicate) => Ok(format!("({})", fill(predicate, b, &Fill::stale(threshold)))),
                 None => Err(QctlError::usage(format!(
                     "the {} layout has no stale rule of its own: pass --timeout",
                     self.t.layout.preset
@@ -970,32 +970,18 @@ impl<'t> QueueSql<'t> {
 
     /// The layout's statements for a transition, with `{batch}` bound to
     /// the batch size and `{ids}` to the jobs asked for.
-    pub fn steps(&self, kind: &str, batch: u64, ids: &[JobId]) -> Option<Vec<Stmt>> {
+    /// The layout's own statements for a step, with its tokens bound:
+    /// `{batch}`, `{ids}` (and, after a reap, `{requeued}`,
+    /// `{dead_lettered}`, `{released}`), `{stale_seconds}` and
+    /// `{stale_micros}` (the stale threshold).
+    pub fn steps(&self, kind: &str, fill_in: &Fill) -> Option<Vec<Stmt>> {
         let templates = self.t.layout.steps.get(kind)?;
         Some(
             templates
                 .iter()
                 .map(|template| {
                     let mut b = Binds::default();
-                    let mut text = String::new();
-                    let mut rest = template.as_str();
-                    while let Some(at) = rest.find('{') {
-                        text.push_str(&rest[..at]);
-                        let tail = &rest[at..];
-                        if let Some(after) = tail.strip_prefix("{batch}") {
-                            text.push_str(&b.push(batch as i64));
-                            rest = after;
-                        } else if let Some(after) = tail.strip_prefix("{ids}") {
-                            let list: Vec<String> =
-                                ids.iter().map(|id| b.push(id_bind(id))).collect();
-                            text.push_str(&list.join(", "));
-                            rest = after;
-                        } else {
-                            text.push('{');
-                            rest = &tail[1..];
-                        }
-                    }
-                    text.push_str(rest);
+                    let text = fill(template, &mut b, fill_in);
                     self.stmt(&text, b)
                 })
                 .collect(),
@@ -1027,7 +1013,7 @@ impl<'t> QueueSql<'t> {
                 "locked longer than {}",
                 crate::duration::format_duration(timeout)
             ),
-            StaleRule::Layout => "its worker stopped".to_string(),
+            StaleRule::Layout(_) => "its worker stopped".to_string(),
         };
         let worker = match self.worker_expr() {
             Some(w) => format!("coalesce({}, 'unknown')", self.d.as_text(&w)),
@@ -1148,10 +1134,14 @@ impl<'t> QueueSql<'t> {
         ReapedJob {
             id: job_id(take(0)),
             queue: take(1).into_text(),
-            action: if take(2).as_bool().unwrap_or(false) {
-                ReapAction::DeadLetter
-            } else {
-                ReapAction::Requeue
+            // A boolean (dead-lettered or not), or the action's name (a
+            // system's own reap steps may release a job).
+            action: match take(2) {
+                Value::Text(action) if action == "release" => ReapAction::Release,
+                Value::Text(action) if action == "dead_letter" => ReapAction::DeadLetter,
+                Value::Text(action) if action == "requeue" => ReapAction::Requeue,
+                other if other.as_bool().unwrap_or(false) => ReapAction::DeadLetter,
+                _ => ReapAction::Requeue,
             },
             attempts: take(3).as_i64(),
             max_attempts: take(4).as_i64(),
@@ -1443,4 +1433,78 @@ fn payload_of(value: Value) -> Payload {
         other => other.into_text().unwrap_or_default(),
     };
     Payload::from_text(text)
+}
+
+/// What the tokens of a layout's own SQL stand for.
+#[derive(Debug, Default, Clone)]
+pub struct Fill {
+    pub batch: Option<u64>,
+    pub ids: Vec<JobId>,
+    pub requeued: Vec<JobId>,
+    pub dead_lettered: Vec<JobId>,
+    pub released: Vec<JobId>,
+    pub stale: Option<std::time::Duration>,
+}
+
+impl Fill {
+    pub fn ids(ids: Vec<JobId>) -> Fill {
+        Fill {
+            ids,
+            ..Fill::default()
+        }
+    }
+
+    pub fn stale(threshold: std::time::Duration) -> Fill {
+        Fill {
+            stale: Some(threshold),
+            ..Fill::default()
+        }
+    }
+}
+
+/// A layout's SQL with its tokens bound. An empty id list is `NULL`, which
+/// no `IN (...)` matches.
+fn fill(template: &str, b: &mut Binds, fill: &Fill) -> String {
+    let ids = |b: &mut Binds, ids: &[JobId]| {
+        if ids.is_empty() {
+            return "NULL".to_string();
+        }
+        ids.iter()
+            .map(|id| b.push(id_bind(id)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut text = String::new();
+    let mut rest = template;
+    while let Some(at) = rest.find('{') {
+        text.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let token = tail[1..].split('}').next().unwrap_or_default();
+        let value = match token {
+            "batch" => fill.batch.map(|n| b.push(n as i64)),
+            "ids" => Some(ids(b, &fill.ids)),
+            "requeued" => Some(ids(b, &fill.requeued)),
+            "dead_lettered" => Some(ids(b, &fill.dead_lettered)),
+            "released" => Some(ids(b, &fill.released)),
+            "stale_seconds" => fill
+                .stale
+                .map(|d| b.push(super::Bind::Float(d.as_secs_f64()))),
+            "stale_micros" => fill
+                .stale
+                .map(|d| b.push(i64::try_from(d.as_micros()).unwrap_or(i64::MAX))),
+            _ => None,
+        };
+        match value {
+            Some(value) => {
+                text.push_str(&value);
+                rest = &tail[token.len() + 2..];
+            }
+            None => {
+                text.push('{');
+                rest = &tail[1..];
+            }
+        }
+    }
+    text.push_str(rest);
+    text
 }

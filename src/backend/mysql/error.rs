@@ -11,6 +11,9 @@ pub struct ErrorContext {
     pub table: String,
     pub statement_timeout: std::time::Duration,
     pub busy_timeout: std::time::Duration,
+    /// The system preset in use and the release it fitted, for an error
+    /// about something the tables lack ([`crate::db::preset_mismatch`]).
+    pub preset: Option<String>,
 }
 
 /// A driver error in words: the server's `ERROR 1049 (42000): Unknown
@@ -76,6 +79,11 @@ pub fn mysql_error(err: mysql::Error, cx: &ErrorContext) -> anyhow::Error {
             "{message} — this command only reads; it never writes (a bug in qctl if you see this)"
         ),
         Some(1213) => QctlError::Deadlock { message }.into(),
+        // Unknown column, table or function, or a value an ENUM lacks:
+        // under a system preset, a release qctl misread.
+        Some(1054 | 1146 | 1305 | 1265) if cx.preset.is_some() => {
+            crate::db::preset_mismatch(&message, cx.preset.as_deref())
+        }
         Some(1046) => anyhow::anyhow!(
             "{message} — name the database in the URL: mysql://user@host:3306/DATABASE"
         ),

@@ -194,6 +194,7 @@ impl MysqlBackend {
                 table: layout.table.to_string(),
                 statement_timeout: options.statement_timeout,
                 busy_timeout: options.busy_timeout,
+                preset: None,
             },
             info,
             // Connections this one opens later (bench's workers, the
@@ -326,6 +327,7 @@ impl MysqlBackend {
             self.indexes.clear();
             return Ok(());
         }
+        let mut enums: Vec<(String, Vec<String>)> = Vec::new();
         let catalog: Vec<CatalogColumn> = rows
             .into_iter()
             .map(|row| {
@@ -339,6 +341,9 @@ impl MysqlBackend {
                 let generated = text().is_some_and(|v| v == "ALWAYS");
                 let primary_key = text().is_some_and(|v| v == "PRI");
                 let collation = text();
+                if data_type.eq_ignore_ascii_case("enum") {
+                    enums.push((name.clone(), enum_labels(&column_type)));
+                }
                 CatalogColumn {
                     kind: classify(&data_type, &column_type),
                     name,
@@ -352,6 +357,13 @@ impl MysqlBackend {
             })
             .collect();
         let mut table = QueueTable::resolve(layout, &MYSQL, &catalog)?;
+        // An ENUM status holds only its labels (as on PostgreSQL).
+        if let Some(status) = table.col(Concept::Status).map(|c| c.name.to_string())
+            && let Some((_, labels)) = enums.iter().find(|(n, _)| n.eq_ignore_ascii_case(&status))
+        {
+            table.layout.statuses.keep_only(labels);
+        }
+        self.cx.preset = crate::db::preset_note(&table.layout);
         // Times in an integer column (Laravel's available_at): seconds or
         // milliseconds, as configured or as a stored value says.
         let epoch: Vec<Concept> = Concept::ALL
@@ -365,7 +377,7 @@ impl MysqlBackend {
                 None => {
                     let column = table.must(concept);
                     let sample = self.query(&Stmt::plain(format!(
-                        "SELECT {column} FROM {} WHERE {column} IS NOT NULL AND {column} <> 0 LIMIT 1",
+                        "SELECT {column} FROM {} WHERE {column} > 0 LIMIT 1",
                         table.table()
                     )))?;
                     match crate::db::first_int(&sample) {
@@ -504,6 +516,36 @@ impl MysqlBackend {
             _ => Ok(Utc::now()),
         }
     }
+}
+
+/// The labels of an ENUM column, from its COLUMN_TYPE
+/// (`enum('a','it''s')`).
+fn enum_labels(column_type: &str) -> Vec<String> {
+    let inner = column_type
+        .split_once('(')
+        .and_then(|(_, rest)| rest.rsplit_once(')'))
+        .map_or("", |(inner, _)| inner);
+    let mut labels = Vec::new();
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\'' {
+            continue;
+        }
+        let mut label = String::new();
+        while let Some(c) = chars.next() {
+            if c == '\'' {
+                if chars.peek() == Some(&'\'') {
+                    label.push('\'');
+                    chars.next();
+                    continue;
+                }
+                break;
+            }
+            label.push(c);
+        }
+        labels.push(label);
+    }
+    labels
 }
 
 /// Whether a collation compares bytes exactly: binary, and NO PAD (MariaDB

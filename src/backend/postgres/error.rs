@@ -12,6 +12,9 @@ pub struct ErrorContext {
     pub table: String,
     pub statement_timeout: std::time::Duration,
     pub busy_timeout: std::time::Duration,
+    /// The system preset in use and the release it fitted, for an error
+    /// about something the tables lack ([`crate::db::preset_mismatch`]).
+    pub preset: Option<String>,
 }
 
 /// The server's words for an error, without the driver's wrapping.
@@ -66,6 +69,11 @@ pub fn pg_error(err: postgres::Error, cx: &ErrorContext) -> anyhow::Error {
             "{message} — another transaction changed the same rows at the same time; nothing was \
              changed, run the command again"
         ),
+        // Undefined column, table, function or type, or an enum value the
+        // type lacks: under a system preset, a release qctl misread.
+        Some("42703" | "42P01" | "42883" | "42704" | "22P02") if cx.preset.is_some() => {
+            crate::db::preset_mismatch(&format!("PostgreSQL: {message}"), cx.preset.as_deref())
+        }
         _ => anyhow::anyhow!("PostgreSQL: {message}"),
     }
 }

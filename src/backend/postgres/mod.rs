@@ -142,6 +142,7 @@ impl PostgresBackend {
                 table: layout.table.to_string(),
                 statement_timeout: options.statement_timeout,
                 busy_timeout: options.busy_timeout,
+                preset: None,
             },
             prepared: HashMap::new(),
             built: HashMap::new(),
@@ -221,6 +222,22 @@ impl PostgresBackend {
             })
             .collect();
         let mut table = QueueTable::resolve(layout, &POSTGRES, &catalog)?;
+        // An enum status holds only its type's labels: an older release of
+        // a system lacks labels a newer one added (Oban's `suspended`).
+        if let Some(ColumnKind::Enum(ty)) = table.col(Concept::Status).map(|c| c.kind.clone()) {
+            let labels = crate::db::first_texts(
+                self.query(&Stmt {
+                    sql: "SELECT enumlabel::text FROM pg_enum WHERE enumtypid = to_regtype($1) \
+                      ORDER BY enumsortorder"
+                        .into(),
+                    binds: vec![Bind::Text(ty)],
+                })?,
+            );
+            if !labels.is_empty() {
+                table.layout.statuses.keep_only(&labels);
+            }
+        }
+        self.cx.preset = crate::db::preset_note(&table.layout);
         let partitioned = self.query(&Stmt {
             sql: "SELECT c.relkind = 'p' FROM pg_class c WHERE c.oid = to_regclass($1)".into(),
             binds: vec![Bind::Text(table.table())],
@@ -246,7 +263,7 @@ impl PostgresBackend {
                 None => {
                     let column = table.must(concept);
                     let sample = self.query(&Stmt::plain(format!(
-                        "SELECT {column} FROM {} WHERE {column} IS NOT NULL AND {column} <> 0 LIMIT 1",
+                        "SELECT {column} FROM {} WHERE {column} > 0 LIMIT 1",
                         table.table()
                     )))?;
                     match crate::db::first_int(&sample) {

@@ -1,0 +1,280 @@
+//! Every version people run: a preset's `[layout]` follows the newest
+//! release, and each older release line whose tables differ is a
+//! `[[versions]]` entry: what the catalog shows of it (`when`) and what
+//! differs (a layout over the newest's, its own claim statement). qctl
+//! reads the system's version marker and the catalog, picks the first
+//! entry the tables fit, and so never names a column, table or enum value
+//! this database lacks. Tables that fit no entry are refused, naming the
+//! version and the range the preset supports.
+
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+use serde::Deserialize;
+
+use super::{Catalog, Preset};
+use crate::error::QctlError;
+use crate::layout::{LayoutOverrides, TableName};
+
+/// One release line of a system.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Version {
+    /// How its users name it: `pg-boss 10`, `Oban migration 12`.
+    pub name: String,
+    /// The releases it covers: `10.0.0 to 10.4.2 (schema 21 to 24)`.
+    pub releases: String,
+    /// What the catalog shows of it.
+    #[serde(default)]
+    pub when: Shape,
+    /// What differs from the newest release's layout.
+    #[serde(default)]
+    pub layout: LayoutOverrides,
+    /// Per database, what differs besides.
+    #[serde(default)]
+    pub dialect: BTreeMap<String, LayoutOverrides>,
+    /// Per database, this release's own claim statement.
+    #[serde(default)]
+    pub claim: BTreeMap<String, String>,
+    /// How this release's rules differ, for `qctl layouts NAME`.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// What a release's tables look like in the catalog. Every condition
+/// given must hold; an empty shape fits anything.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Shape {
+    /// Columns the jobs table has.
+    #[serde(default)]
+    pub columns: Vec<String>,
+    /// Columns the jobs table lacks.
+    #[serde(default)]
+    pub lacks: Vec<String>,
+    /// Tables beside it, in its schema.
+    #[serde(default)]
+    pub tables: Vec<String>,
+    /// Tables that are not there.
+    #[serde(default)]
+    pub lacks_tables: Vec<String>,
+    /// The version marker, read as a number: at least this.
+    pub marker_from: Option<f64>,
+    /// ... and below this.
+    pub marker_below: Option<f64>,
+}
+
+/// What the catalog shows of the system's tables, read once.
+#[derive(Debug, Clone, Default)]
+pub struct Facts {
+    pub columns: Vec<String>,
+    pub tables: Vec<String>,
+    /// The system's own version marker, as it holds it.
+    pub marker: Option<String>,
+}
+
+impl Facts {
+    /// Reads the jobs table's columns, the tables beside it, and the
+    /// version marker.
+    pub fn read(cat: &mut dyn Catalog, preset: &Preset, table: &TableName) -> Result<Facts> {
+        let current = cat.current_schema();
+        let schema = table
+            .schema
+            .as_ref()
+            .map(|s| s.to_string())
+            .or(current.clone());
+        let columns = cat.column_names(schema.as_deref(), table.name.as_str())?;
+        let tables = cat
+            .tables()?
+            .into_iter()
+            .filter(|(s, _)| s.is_none() || *s == schema)
+            .map(|(_, name)| name)
+            .collect();
+        let marker = preset
+            .detect
+            .version
+            .get(cat.database())
+            .and_then(|sql| {
+                let sql = match &schema {
+                    Some(s) => sql.replace("{schema}", s),
+                    None => sql.replace("{schema}.", ""),
+                };
+                cat.probe(&sql)
+            })
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty());
+        Ok(Facts {
+            columns,
+            tables,
+            marker,
+        })
+    }
+
+    fn has_column(&self, column: &str) -> bool {
+        self.columns.iter().any(|c| c.eq_ignore_ascii_case(column))
+    }
+
+    fn has_table(&self, table: &str) -> bool {
+        self.tables.iter().any(|t| t.eq_ignore_ascii_case(table))
+    }
+
+    fn marker_number(&self) -> Option<f64> {
+        let marker = self.marker.as_deref()?;
+        // "46", "14", "20240904193154", "2.5": the leading number.
+        let number: String = marker
+            .chars()
+            .skip_while(|c| !c.is_ascii_digit())
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        number.parse().ok()
+    }
+}
+
+impl Shape {
+    /// What keeps the tables from fitting, or nothing when they fit.
+    fn misfits(&self, facts: &Facts) -> Vec<String> {
+        let mut why = Vec::new();
+        let missing: Vec<&str> = self
+            .columns
+            .iter()
+            .filter(|c| !facts.has_column(c))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            why.push(format!("no column {}", missing.join(", ")));
+        }
+        let extra: Vec<&str> = self
+            .lacks
+            .iter()
+            .filter(|c| facts.has_column(c))
+            .map(String::as_str)
+            .collect();
+        if !extra.is_empty() {
+            why.push(format!("a column {}", extra.join(", ")));
+        }
+        let missing: Vec<&str> = self
+            .tables
+            .iter()
+            .filter(|t| !facts.has_table(t))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            why.push(format!("no table {}", missing.join(", ")));
+        }
+        let extra: Vec<&str> = self
+            .lacks_tables
+            .iter()
+            .filter(|t| facts.has_table(t))
+            .map(String::as_str)
+            .collect();
+        if !extra.is_empty() {
+            why.push(format!("a table {}", extra.join(", ")));
+        }
+        if let Some(n) = facts.marker_number() {
+            if self.marker_from.is_some_and(|from| n < from) {
+                why.push(format!(
+                    "version marker {n} (from {})",
+                    self.marker_from.unwrap()
+                ));
+            }
+            if self.marker_below.is_some_and(|below| n >= below) {
+                why.push(format!(
+                    "version marker {n} (below {})",
+                    self.marker_below.unwrap()
+                ));
+            }
+        }
+        why
+    }
+
+    /// Whether the marker, where there is one, is in this shape's range.
+    fn marker_in_range(&self, facts: &Facts) -> bool {
+        facts.marker_number().is_none_or(|n| {
+            self.marker_from.is_none_or(|from| n >= from)
+                && self.marker_below.is_none_or(|below| n < below)
+        })
+    }
+}
+
+/// The release line the tables fit, and what qctl says of it.
+pub struct Fit<'p> {
+    /// None: the newest, which the preset's `[layout]` describes.
+    pub version: Option<&'p Version>,
+    /// One line: which release, and what it was read from.
+    pub summary: String,
+}
+
+impl Preset {
+    /// The newest release line and every older one, newest first.
+    fn lines(&self) -> impl Iterator<Item = (Option<&Version>, &Shape, &str, &str)> {
+        let current = self
+            .current
+            .as_ref()
+            .map(|c| (None, &c.when, c.name.as_str(), c.releases.as_str()));
+        current.into_iter().chain(
+            self.versions
+                .iter()
+                .map(|v| (Some(v), &v.when, v.name.as_str(), v.releases.as_str())),
+        )
+    }
+
+    /// Picks the release line these tables fit: the first whose shape
+    /// they match. Tables that fit none are refused, saying which version
+    /// the marker names and what the preset supports.
+    pub fn fit(&self, facts: &Facts) -> Result<Fit<'_>> {
+        let read_from = match &facts.marker {
+            Some(marker) => format!("version marker {marker}, and the catalog"),
+            None => "the catalog (the system keeps no version marker)".to_string(),
+        };
+        if self.current.is_none() {
+            return Ok(Fit {
+                version: None,
+                summary: format!("{} {}", self.system, self.version),
+            });
+        }
+        let mut misfits = Vec::new();
+        for (version, shape, name, releases) in self.lines() {
+            let why = shape.misfits(facts);
+            if why.is_empty() {
+                return Ok(Fit {
+                    version,
+                    summary: format!("{name} ({releases}), read from {read_from}"),
+                });
+            }
+            misfits.push(format!("{name}: {}", why.join(", ")));
+        }
+        // The marker may name a release no shape describes (a newer one):
+        // follow the catalog where a shape fits but for the marker.
+        for (version, shape, name, releases) in self.lines() {
+            let relaxed = Shape {
+                marker_from: None,
+                marker_below: None,
+                ..shape.clone()
+            };
+            if relaxed.misfits(facts).is_empty() && !shape.marker_in_range(facts) {
+                return Ok(Fit {
+                    version,
+                    summary: format!(
+                        "{name} ({releases}) by the catalog; warning: its version marker says {}, \
+                         which is outside the releases qctl knows ({}): check what qctl reports",
+                        facts.marker.as_deref().unwrap_or("?"),
+                        self.supported
+                    ),
+                });
+            }
+        }
+        Err(QctlError::usage(format!(
+            "these {} tables ({}) fit none of the versions qctl's {} preset supports ({}): {} — \
+             describe the table in qctl.toml, or upgrade the system's schema",
+            self.system,
+            facts
+                .marker
+                .as_deref()
+                .map(|m| format!("version marker {m}"))
+                .unwrap_or_else(|| "no version marker".into()),
+            self.name,
+            self.supported,
+            misfits.join("; ")
+        )))
+    }
+}
