@@ -501,6 +501,9 @@ pub struct Layout {
     /// The queue system's own claim statement, which `explain-claim`
     /// checks instead of qctl's (set by a preset, per database).
     pub system_claim: Option<String>,
+    /// How the system's own client talks to this database, where
+    /// `explain-claim` must do the same (set by a preset).
+    pub driver: Driver,
     /// Commands this system's preset does not run, and what to use instead.
     pub refusals: std::collections::BTreeMap<String, String>,
     /// The queue system and release a preset follows, for messages.
@@ -582,6 +585,7 @@ impl Layout {
             stale_after: None,
             ready: None,
             system_claim: None,
+            driver: Driver::default(),
             refusals: Default::default(),
             system: None,
             detected: None,
@@ -1048,6 +1052,39 @@ pub struct StatusOverrides {
     pub done: Option<OneOrMany>,
     pub failed: Option<OneOrMany>,
     pub cancelled: Option<OneOrMany>,
+}
+
+/// How a queue system's own client talks to a database, where it
+/// changes how its claim runs: what it sets up on each connection, and
+/// how its driver binds values.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Driver {
+    /// Statements the client runs on each connection before it claims:
+    /// session-local objects only (`CREATE FUNCTION pg_temp.…`, `CREATE
+    /// TYPE pg_temp.…`), gone when the connection closes.
+    #[serde(default)]
+    pub setup: Vec<String>,
+    /// Columns whose placeholders the driver binds as another type than
+    /// the column's (column → SQL type): Quartz's `setBigDecimal` sends
+    /// `numeric` to PostgreSQL for a `bigint` column.
+    #[serde(default)]
+    pub binds: std::collections::BTreeMap<String, String>,
+    /// The client's own words for it, and the fix on the client's side
+    /// (shown with the finding).
+    #[serde(default)]
+    pub note: String,
+}
+
+impl Driver {
+    /// The type the driver binds a placeholder compared with `column` as,
+    /// where it differs from the column's.
+    pub fn binds(&self, column: &str) -> Option<&str> {
+        self.binds
+            .iter()
+            .find(|(c, _)| c.eq_ignore_ascii_case(column))
+            .map(|(_, ty)| ty.as_str())
+    }
 }
 
 #[cfg(test)]

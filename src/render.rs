@@ -778,8 +778,9 @@ impl Render for ExplainReport {
             let _ = writeln!(
                 out,
                 "{}",
-                "provisional: some placeholder was bound a guessed value, or the query's work could \
-                 not be measured (see the warnings above)"
+                "provisional: some placeholder was bound a guessed value, the query's work could \
+                 not be measured, or the plan does not show the claim's own query (see the \
+                 warnings above)"
                     .style(styles.warn)
             );
         }

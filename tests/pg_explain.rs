@@ -272,3 +272,282 @@ fn an_invalid_index_left_by_a_cancelled_build_is_rebuilt() {
         .get(0);
     assert!(valid);
 }
+
+/// Loads a fixture's schema and rows (made by the system's own installer).
+fn load_fixture(db: &PgDb, dir: &str) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for file in ["schema.sql", "rows.sql"] {
+        let sql = std::fs::read_to_string(root.join(dir).join(file)).unwrap();
+        db.exec(&sql);
+    }
+}
+
+/// A claim that reads a small table beside the queue (a list of queue
+/// locks) reads it whole, and that is no finding; a big one is.
+#[test]
+fn a_small_side_table_is_judged_by_the_rows_it_reads() {
+    let db = PgDb::new();
+    db.run(&["init"]).assert_ok();
+    db.exec(
+        "CREATE TABLE queue_locks (queue text NOT NULL, locked_at timestamptz);
+         INSERT INTO queue_locks (queue) SELECT 'q' || n FROM generate_series(1, 5) n;
+         INSERT INTO jobs (status, payload, updated_at) SELECT 'done', '{}', now() FROM generate_series(1, 5000);
+         INSERT INTO jobs (queue, status, payload) SELECT 'q' || (n % 5 + 1), 'pending', '{}' FROM generate_series(1, 500) n;
+         ANALYZE jobs; ANALYZE queue_locks;",
+    );
+    let path = db.dir.path().join("claim.sql");
+    std::fs::write(
+        &path,
+        "SELECT j.id FROM jobs j WHERE j.status = 'pending' AND j.run_at <= now() \
+         AND EXISTS (SELECT 1 FROM queue_locks l WHERE l.queue = j.queue AND l.locked_at IS NULL) \
+         ORDER BY j.run_at, j.id LIMIT 1 FOR UPDATE SKIP LOCKED",
+    )
+    .unwrap();
+    let sql = path.to_str().unwrap();
+    let check = |db: &PgDb| {
+        let run = db.run(&["--format", "json", "explain-claim", "--sql", sql]);
+        assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
+        run.json()
+    };
+    let report = check(&db);
+    let scans_of_locks = |report: &serde_json::Value| {
+        report["checks"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| {
+                f["kind"] == "full_scan" && f["detail"].as_str().unwrap().contains("queue_locks")
+            })
+            .count()
+    };
+    let plan = report["checks"][0]["plan"].to_string();
+    assert!(plan.contains("\"Relation Name\":\"queue_locks\""), "{plan}");
+    assert_eq!(scans_of_locks(&report), 0, "{report}");
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains("reads all of queue_locks") && notes.contains("5 rows"),
+        "{report}"
+    );
+    assert_eq!(
+        report["checks"][0]["measure"]["rows_read_by_table"]["l"], 5,
+        "{report}"
+    );
+    // Grown to thousands of rows, the same scan is a finding again.
+    db.exec(
+        "INSERT INTO queue_locks (queue, locked_at) SELECT 'other' || n, now() FROM generate_series(1, 20000) n;
+         ANALYZE queue_locks;",
+    );
+    let report = check(&db);
+    assert_eq!(scans_of_locks(&report), 1, "{report}");
+    assert_eq!(
+        report["checks"][0]["measure"]["rows_read_by_table"]["l"], 20_005,
+        "{report}"
+    );
+    assert!(
+        !report["notes"]
+            .to_string()
+            .contains("reads all of queue_locks"),
+        "{report}"
+    );
+}
+
+/// Quartz binds its acquire window with setBigDecimal: pgjdbc sends
+/// numeric, and PostgreSQL compares next_fire_time::numeric, which the
+/// bigint index cannot search (Quartz issue #612). The check binds as
+/// Quartz does, says so, and --apply's index on the cast fixes it.
+#[test]
+fn quartz_is_checked_as_its_driver_binds() {
+    let db = PgDb::new();
+    load_fixture(&db, "quartz/v2.3.2");
+    let claim = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/quartz/v2.3.2/claim.sql");
+    for args in [
+        vec!["--layout", "quartz", "--format", "json", "explain-claim"],
+        vec![
+            "--layout",
+            "quartz",
+            "--format",
+            "json",
+            "explain-claim",
+            "--sql",
+            claim.to_str().unwrap(),
+        ],
+    ] {
+        let run = db.run(&args);
+        assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+        let report = run.json();
+        let check = &report["checks"][0];
+        assert!(
+            check["sql"]
+                .as_str()
+                .unwrap()
+                .contains("CAST($2 AS numeric)"),
+            "{check}"
+        );
+        let finding = check["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["kind"] == "driver_binding")
+            .unwrap_or_else(|| panic!("{check}"));
+        assert_eq!(finding["severity"], "error");
+        assert!(
+            finding["detail"].as_str().unwrap().contains("#612"),
+            "{finding}"
+        );
+        let fix = report["suggested_indexes"][0].as_str().unwrap();
+        assert!(
+            fix.contains("(CAST(\"next_fire_time\" AS numeric))"),
+            "{fix}"
+        );
+    }
+    db.run(&["--layout", "quartz", "explain-claim", "--apply"]);
+    let run = db.run(&["--layout", "quartz", "--format", "json", "explain-claim"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    // The index serves Quartz's own statement, bound as pgjdbc binds it.
+    let mut client = db.client();
+    client
+        .batch_execute(
+            "SET enable_seqscan = off;
+             PREPARE acquire(varchar, numeric, numeric) AS SELECT TRIGGER_NAME FROM QRTZ_TRIGGERS
+             WHERE SCHED_NAME = 'QuartzScheduler' AND TRIGGER_STATE = $1 AND NEXT_FIRE_TIME <= $2
+             AND (MISFIRE_INSTR = -1 OR (MISFIRE_INSTR <> -1 AND NEXT_FIRE_TIME >= $3))
+             ORDER BY NEXT_FIRE_TIME ASC, PRIORITY DESC",
+        )
+        .unwrap();
+    let plan: String = client
+        .query(
+            "EXPLAIN EXECUTE acquire('WAITING', 1796133014999, 1796132924999)",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get::<_, String>(0) + "\n")
+        .collect();
+    assert!(
+        plan.contains("Index Cond") && plan.contains("(next_fire_time)::numeric <="),
+        "{plan}"
+    );
+}
+
+/// Que's claim calls the pg_temp functions its poller creates on each
+/// connection: the check creates them in its own session, as Que does,
+/// and plans Que's statement as sent.
+#[test]
+fn que_is_checked_with_its_pollers_session_functions() {
+    let db = PgDb::new();
+    load_fixture(&db, "que/v2.4.1");
+    let claim = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/que/v2.4.1/claim.sql");
+    let run = db.run(&[
+        "--layout",
+        "que",
+        "--format",
+        "json",
+        "explain-claim",
+        "--sql",
+        claim.to_str().unwrap(),
+    ]);
+    assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
+    let report = run.json();
+    let plan = report["checks"][0]["plan"].to_string();
+    assert!(plan.contains("\"Relation Name\":\"que_jobs\""), "{plan}");
+    assert!(
+        report["checks"][0]["measure"]["rows_returned"].is_number(),
+        "the read part ran: {report}"
+    );
+    // Nothing of the functions is left: they lived in qctl's session.
+    assert_eq!(
+        db.client()
+            .query_one(
+                "SELECT count(*) FROM pg_proc WHERE proname = 'lock_and_update_priorities'",
+                &[]
+            )
+            .unwrap()
+            .get::<_, i64>(0),
+        0
+    );
+}
+
+/// A claim through a function (graphile-worker 0.13's get_job) shows only
+/// the call: the check says so instead of calling the plan good, and
+/// PostgreSQL's named arguments (`name := value`) survive the read part.
+#[test]
+fn a_claim_through_a_function_is_called_opaque() {
+    let db = PgDb::new();
+    db.run(&["init"]).assert_ok();
+    db.exec(
+        "CREATE FUNCTION get_job(w text, tasks text[], forbidden_flags text[] DEFAULT NULL,
+           now timestamptz DEFAULT now()) RETURNS SETOF jobs LANGUAGE plpgsql AS $$
+         BEGIN RETURN QUERY SELECT * FROM jobs WHERE run_at <= now LIMIT 1; END $$",
+    );
+    let path = db.dir.path().join("claim.sql");
+    std::fs::write(
+        &path,
+        "SELECT * FROM get_job($1, $2, forbidden_flags := $3::text[], now := coalesce($4::timestamptz, now()));",
+    )
+    .unwrap();
+    let run = db.run(&[
+        "--format",
+        "json",
+        "explain-claim",
+        "--sql",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    assert_eq!(report["provisional"], true, "{report}");
+    let findings = report["checks"][0]["findings"].to_string();
+    assert!(
+        findings.contains("opaque_call") && findings.contains("get_job()"),
+        "{findings}"
+    );
+    assert!(
+        !findings.contains("not_measured"),
+        "the read part ran: {findings}"
+    );
+    assert!(
+        run.stdout.contains("forbidden_flags := $3"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// An index the system's own migrations made under another name serves
+/// what qctl would suggest: qctl names that one instead of a duplicate.
+#[test]
+fn an_index_of_another_name_is_not_suggested_twice() {
+    let db = PgDb::new();
+    load_fixture(&db, "delayed_job/v4.1.9");
+    let claim = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/delayed_job/v4.1.9/claim.sql");
+    let run = db.run(&[
+        "--layout",
+        "delayed_job",
+        "--format",
+        "json",
+        "explain-claim",
+        "--sql",
+        claim.to_str().unwrap(),
+    ]);
+    assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
+    let report = run.json();
+    let suggested = report["suggested_indexes"].to_string();
+    assert!(
+        !suggested.contains("(\"priority\", \"run_at\")\""),
+        "delayed_jobs_priority (priority, run_at) is there: {suggested}"
+    );
+    assert_eq!(
+        report["suggested_indexes"],
+        serde_json::json!([]),
+        "{report}"
+    );
+    // The tiny table's plan sorts: the index that would serve it is the
+    // gem's own, named as the one to look at.
+    let findings = report["checks"][0]["findings"].to_string();
+    assert!(
+        findings.contains("index_ignored")
+            && findings.contains("index delayed_jobs_priority exists"),
+        "{findings}"
+    );
+}

@@ -1035,7 +1035,7 @@ fn quartz() {
         (chrono::Utc::now() - due.with_timezone(&chrono::Utc)).num_minutes() >= 59,
         "epoch milliseconds read as such: {hourly}"
     );
-    assert_explains_own_claim(&db, "misfire_instr");
+    assert_explains_own_claim(&db, "NEXT_FIRE_TIME <= CAST($2 AS numeric)");
     assert_refused(&db, &["purge", "--older-than", "1d", "--yes"], "Quartz");
 
     // The cluster manager's recovery of web-2.

@@ -118,12 +118,60 @@ pub struct PlanHow {
     /// Plan with sequential scans and sorts discouraged, to tell "no
     /// usable index" from "the table is too small to bother".
     pub forced: bool,
+    /// With `forced`, sorts stay allowed: only scans are discouraged (to
+    /// ask which index can serve the search, not which gives the order).
+    pub keep_sorts: bool,
     /// Rows the query's filter matches.
     pub backlog: u64,
     /// Rows a sort receives, as measured; None when not measured (the
     /// planner's estimate, else the backlog, stands in).
     pub sort_rows: Option<u64>,
     pub sort_threshold: u64,
+}
+
+/// An index of the table, as the catalog describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableIndex {
+    pub name: String,
+    /// Its key columns (or expressions), in order, as the catalog writes
+    /// them.
+    pub keys: Vec<String>,
+    /// The WHERE of a partial index.
+    pub predicate: Option<String>,
+    /// False for an index a cancelled build left unusable.
+    pub valid: bool,
+}
+
+impl TableIndex {
+    /// Whether this index serves what `spec` would: the same leading
+    /// keys (in any direction) and the same rows (the same predicate, or
+    /// none for both).
+    pub fn serves(&self, spec: &IndexSpec) -> bool {
+        fn key(text: &str) -> String {
+            let mut k = squash(text);
+            for suffix in ["nullsfirst", "nullslast", "desc", "asc"] {
+                if let Some(rest) = k.strip_suffix(suffix) {
+                    k = rest.to_string();
+                }
+            }
+            k
+        }
+        fn squash(text: &str) -> String {
+            text.chars()
+                .filter(|c| !matches!(c, '"' | '`' | '(' | ')' | '[' | ']') && !c.is_whitespace())
+                .collect::<String>()
+                .to_ascii_lowercase()
+                .replace("::text", "")
+        }
+        self.valid
+            && self.keys.len() >= spec.columns.len()
+            && self
+                .keys
+                .iter()
+                .zip(&spec.columns)
+                .all(|(have, want)| key(have) == key(want))
+            && self.predicate.as_deref().map(squash) == spec.predicate.as_deref().map(squash)
+    }
 }
 
 /// Whether an index exists, and whether it can be used.
@@ -198,6 +246,8 @@ pub trait Schema {
     fn init_statements(&self) -> Vec<String>;
     fn init(&mut self) -> Result<()>;
     fn index_state(&mut self, name: &Ident) -> Result<IndexState>;
+    /// The table's indexes as the catalog describes them.
+    fn indexes(&mut self) -> Result<Vec<TableIndex>>;
     /// Creates indexes (without blocking writers where it can) and
     /// refreshes the planner's statistics.
     fn create_indexes(&mut self, specs: &[IndexSpec]) -> Result<()>;
@@ -489,5 +539,47 @@ impl SqlLog {
                 crate::text::sanitize(&sql)
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(columns: &[&str], predicate: Option<&str>) -> IndexSpec {
+        IndexSpec {
+            name: Ident::new("jobs_sql_claim_idx", "index").unwrap(),
+            purpose: crate::sql::ddl::IndexPurpose::Claim,
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            predicate: predicate.map(str::to_string),
+        }
+    }
+
+    fn have(keys: &[&str], predicate: Option<&str>) -> TableIndex {
+        TableIndex {
+            name: "delayed_jobs_priority".into(),
+            keys: keys.iter().map(|k| k.to_string()).collect(),
+            predicate: predicate.map(str::to_string),
+            valid: true,
+        }
+    }
+
+    #[test]
+    fn an_index_serves_what_its_leading_keys_and_rows_serve() {
+        let want = spec(&["\"priority\"", "\"run_at\""], None);
+        assert!(have(&["priority", "run_at"], None).serves(&want));
+        assert!(have(&["priority", "run_at", "id"], None).serves(&want));
+        assert!(!have(&["run_at", "priority"], None).serves(&want));
+        assert!(!have(&["priority"], None).serves(&want));
+        let partial = spec(
+            &["\"queue\"", "\"run_at\" DESC"],
+            Some("\"status\" = 'pending'"),
+        );
+        // PostgreSQL's catalog writes the predicate its own way.
+        assert!(have(&["queue", "run_at"], Some("status = 'pending'::text")).serves(&partial));
+        assert!(!have(&["queue", "run_at"], None).serves(&partial));
+        let mut invalid = have(&["priority", "run_at"], None);
+        invalid.valid = false;
+        assert!(!invalid.serves(&want));
     }
 }

@@ -46,6 +46,12 @@ pub enum FindingKind {
     GuessedParameter,
     /// The read part of `--sql` could not be run to count its work.
     NotMeasured,
+    /// The statement claims through a function: the plan shows the call,
+    /// not the queries inside it.
+    OpaqueCall,
+    /// The driver binds a placeholder as another type than its column's,
+    /// and the comparison then cannot search the column's index.
+    DriverBinding,
 }
 
 impl FindingKind {
@@ -60,6 +66,7 @@ impl FindingKind {
                 | FindingKind::BitmapScan
                 | FindingKind::AutomaticIndex
                 | FindingKind::HistoryWalk
+                | FindingKind::DriverBinding
         )
     }
 
@@ -71,6 +78,7 @@ impl FindingKind {
             FindingKind::UnboundParameter
                 | FindingKind::GuessedParameter
                 | FindingKind::NotMeasured
+                | FindingKind::OpaqueCall
         )
     }
 }
@@ -84,7 +92,9 @@ pub struct PlanFinding {
     /// The plan line it points at, for the table view.
     #[serde(skip)]
     pub line: Option<usize>,
-    /// The table alias a scan finding is about, to match it across plans.
+    /// The table a scan finding is about, as the statement names it (its
+    /// alias where it has one), to match it across plans and to judge
+    /// the scan by that table's own size.
     #[serde(skip)]
     pub subject: Option<String>,
 }
@@ -115,6 +125,24 @@ pub struct Plan {
     pub doc: serde_json::Value,
     pub lines: Vec<PlanLine>,
     pub findings: Vec<PlanFinding>,
+    /// What each index search of the plan searches by, as the planner
+    /// says it (PostgreSQL's index conditions, MySQL's key parts,
+    /// SQLite's search terms): a column compared in a way its index
+    /// cannot serve is missing here.
+    pub searched: Vec<String>,
+}
+
+impl Plan {
+    /// Whether an index search of the plan uses `column`: the column
+    /// itself, or an expression index over it.
+    pub fn searches(&self, column: &str) -> bool {
+        let column = column.to_ascii_lowercase();
+        self.searched.iter().any(|text| {
+            crate::sql::sqltext::tokenize(text, crate::sql::sqltext::Lexer::Postgres)
+                .iter()
+                .any(|t| t.name().is_some_and(|n| n.eq_ignore_ascii_case(&column)))
+        })
+    }
 }
 
 /// What one run of a read part did, as the backend counted it.
@@ -137,6 +165,11 @@ pub struct Measured {
     /// Measured with sequential scans discouraged (the plan the table
     /// gets once it is big, on a small or never-analyzed table).
     pub forced: bool,
+    /// Rows each table's scans read in the run, by the name the statement
+    /// gives the table (PostgreSQL: from the analyzed plan; empty where
+    /// the database does not count per table).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub rows_read_by_table: std::collections::BTreeMap<String, u64>,
     /// PostgreSQL's EXPLAIN ANALYZE document, with `--analyze`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan: Option<serde_json::Value>,

@@ -89,6 +89,7 @@ mod tests {
             sort_input_rows: None,
             counters: Default::default(),
             forced: false,
+            rows_read_by_table: Default::default(),
             plan: None,
         }
     }

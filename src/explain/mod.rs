@@ -10,8 +10,8 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::db::{
-    Backend, FindingKind, IndexState, Measured, PlanFinding, PlanHow, PlanLine, Severity, TxMode,
-    first_int, in_tx, short_error,
+    Backend, FindingKind, IndexState, Measured, Plan, PlanFinding, PlanHow, PlanLine, Severity,
+    TxMode, first_int, in_tx, short_error,
 };
 use crate::error::QctlError;
 use crate::layout::{Concept, Ident, Status};
@@ -94,6 +94,10 @@ struct Sample {
     state: Option<Status>,
     /// The index that serves it, where qctl can say which.
     index: Option<IndexSpec>,
+    /// Where the system's driver binds a placeholder as another type than
+    /// its column's: the statement bound by the columns' types, and each
+    /// column so bound with the driver's type.
+    typed: Option<(Stmt, Vec<(String, String)>)>,
 }
 
 /// A pick statement without its locking clause: row locks are writes.
@@ -168,10 +172,7 @@ fn sample<B: Backend + ?Sized>(
             // The whole claim where qctl can run one; its read part where
             // the dialect splits it or the table has no worker column to
             // write (the read part is what an index serves).
-            // A queue system's preset checks the system's own claim.
-            let stmt = if let Some(sql) = &t.layout.system_claim {
-                Stmt::plain(sql.split_whitespace().collect::<Vec<_>>().join(" "))
-            } else if t.dialect.update_returning && t.q(Concept::LockedBy).is_some() {
+            let stmt = if t.dialect.update_returning && t.q(Concept::LockedBy).is_some() {
                 q.claim(&claim, LockMode::SkipLocked)?
             } else {
                 pick.clone()
@@ -181,6 +182,7 @@ fn sample<B: Backend + ?Sized>(
                 read: Some(unlocked(pick, lock)),
                 state: Some(Status::Pending),
                 index: Some(IndexSpec::claim(t)),
+                typed: None,
             }
         }
         ExplainTarget::Reap => {
@@ -200,6 +202,7 @@ fn sample<B: Backend + ?Sized>(
                 stmt,
                 state: Some(Status::Running),
                 index: IndexSpec::state(t),
+                typed: None,
             }
         }
         ExplainTarget::Purge => {
@@ -225,6 +228,7 @@ fn sample<B: Backend + ?Sized>(
                 // A purge returns what it examines: it may pass nothing.
                 state: None,
                 index: IndexSpec::state(t),
+                typed: None,
             }
         }
     }))
@@ -243,11 +247,15 @@ fn custom_sample<B: Backend + ?Sized>(
     if let Some(note) = chosen.1 {
         notes.push(note);
     }
-    let sql = chosen.0.as_str();
+    driver_setup(b)?;
+    let typed_sql = chosen.0.as_str();
     // Binding sees the statement without its locking clauses: a server
     // may refuse even to prepare a locking read in a read-only session.
-    let types = b.describe_params(&sqltext::without_locks(sql, b.table().dialect.lexer))?;
-    let (binds, guessed) = placeholders::bind_values(b, sql, &types, queue)?;
+    let types = b.describe_params(&sqltext::without_locks(typed_sql, b.table().dialect.lexer))?;
+    let (binds, guessed) = placeholders::bind_values(b, typed_sql, &types, queue)?;
+    // The statement as the system's driver sends it.
+    let (driven, driver_columns) = driver_bound(b.table(), typed_sql)?;
+    let sql = driven.as_str();
     let lexer = b.table().dialect.lexer;
     let t = b.table();
     let read = sqltext::read_part(sql, lexer, t.layout.table.name.as_str()).map(|part| Stmt {
@@ -283,6 +291,15 @@ fn custom_sample<B: Backend + ?Sized>(
         .as_ref()
         .and_then(|r| derived_index(t, &r.sql))
         .or_else(|| Some(IndexSpec::claim(t)));
+    let typed = (!driver_columns.is_empty()).then(|| {
+        (
+            Stmt {
+                sql: typed_sql.to_string(),
+                binds: binds.clone(),
+            },
+            driver_columns,
+        )
+    });
     Ok(Sample {
         stmt: Stmt {
             sql: sql.to_string(),
@@ -291,7 +308,114 @@ fn custom_sample<B: Backend + ?Sized>(
         read,
         state: Some(Status::Pending),
         index,
+        typed,
     })
+}
+
+/// Runs the system's per-connection setup (Que's poller creates its
+/// `pg_temp` functions), once per connection, as its client does before
+/// it claims. Only session-local objects may be made: they are gone when
+/// qctl disconnects.
+fn driver_setup<B: Backend + ?Sized>(b: &mut B) -> Result<()> {
+    const DONE: &str = "explain: driver setup";
+    let setup = b.table().layout.driver.setup.clone();
+    if setup.is_empty() || b.memo(DONE).is_some() {
+        return Ok(());
+    }
+    let lexer = b.table().dialect.lexer;
+    for sql in &setup {
+        if !session_local(sql, lexer) {
+            return Err(QctlError::usage(format!(
+                "the {} preset's connection setup may only create session-local objects \
+                 (pg_temp, TEMPORARY): {}",
+                b.table().layout.preset,
+                sql.split_whitespace().take(6).collect::<Vec<_>>().join(" ")
+            )));
+        }
+    }
+    in_tx(b, TxMode::Write, true, |b| {
+        for sql in &setup {
+            b.run(sql)?;
+        }
+        Ok(())
+    })?;
+    b.remember(DONE.to_string(), Stmt::plain(String::new()));
+    Ok(())
+}
+
+/// Whether a statement only creates a session-local object: `CREATE [OR
+/// REPLACE] TEMP|TEMPORARY ...`, or a function, type or table in
+/// `pg_temp`.
+fn session_local(sql: &str, lexer: sqltext::Lexer) -> bool {
+    let tokens = sqltext::tokenize(sql, lexer);
+    let mut at = 0;
+    if !tokens.first().is_some_and(|t| t.is("create")) {
+        return false;
+    }
+    at += 1;
+    if tokens.get(at).is_some_and(|t| t.is("or"))
+        && tokens.get(at + 1).is_some_and(|t| t.is("replace"))
+    {
+        at += 2;
+    }
+    if tokens
+        .get(at)
+        .is_some_and(|t| t.is("temp") || t.is("temporary"))
+    {
+        return true;
+    }
+    let kind = tokens
+        .get(at)
+        .is_some_and(|t| t.is("function") || t.is("type") || t.is("table"));
+    kind && tokens
+        .get(at + 1)
+        .and_then(|t| t.name())
+        .is_some_and(|n| n == "pg_temp")
+        && tokens.get(at + 2).is_some_and(|t| t.punct("."))
+}
+
+/// The statement as the system's driver sends it: each placeholder
+/// compared with a column the driver binds as another type, cast to that
+/// type (what a typed bind makes the server infer), and the columns so
+/// bound.
+fn driver_bound(
+    t: &crate::sql::schema::QueueTable,
+    sql: &str,
+) -> Result<(String, Vec<(String, String)>)> {
+    let driver = &t.layout.driver;
+    if driver.binds.is_empty() {
+        return Ok((sql.to_string(), Vec::new()));
+    }
+    let tokens = sqltext::tokenize(sql, t.dialect.lexer);
+    let mut out = String::with_capacity(sql.len() + 32);
+    let mut last = 0;
+    let mut columns: Vec<(String, String)> = Vec::new();
+    for p in sqltext::placeholders(&tokens) {
+        let sqltext::Context::Compared { column, .. } = sqltext::context(&tokens, p.token) else {
+            continue;
+        };
+        let Some(ty) = driver.binds(&column) else {
+            continue;
+        };
+        if !ty
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ' ')
+        {
+            return Err(QctlError::usage(format!(
+                "the {} preset names a driver type qctl cannot write: {ty}",
+                t.layout.preset
+            )));
+        }
+        let token = &tokens[p.token];
+        out.push_str(&sql[last..token.start]);
+        out.push_str(&format!("CAST({} AS {ty})", &sql[token.start..token.end]));
+        last = token.end;
+        if !columns.iter().any(|(c, _)| c.eq_ignore_ascii_case(&column)) {
+            columns.push((column, ty.to_string()));
+        }
+    }
+    out.push_str(&sql[last..]);
+    Ok((out, columns))
 }
 
 /// The statement of an application's script that claims: the only one,
@@ -359,6 +483,7 @@ pub fn derived_index(t: &crate::sql::schema::QueueTable, read_sql: &str) -> Opti
         .layout
         .column(Concept::Id)
         .map(|c| c.as_str().to_ascii_lowercase());
+    let driver = &t.layout.driver;
     let mut columns: Vec<String> = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     let mut add = |column: &str, modifiers: &str, columns: &mut Vec<String>| -> Option<()> {
@@ -371,7 +496,11 @@ pub fn derived_index(t: &crate::sql::schema::QueueTable, read_sql: &str) -> Opti
         if t.id_is_rowid && id.as_deref() == Some(key.as_str()) {
             return Some(());
         }
-        let quoted = quote(column)?;
+        let quoted = match driver.binds(column) {
+            // The index holds the cast the comparison makes.
+            Some(ty) => format!("(CAST({} AS {ty}))", quote(column)?),
+            None => quote(column)?,
+        };
         columns.push(if modifiers.is_empty() {
             quoted
         } else {
@@ -382,8 +511,13 @@ pub fn derived_index(t: &crate::sql::schema::QueueTable, read_sql: &str) -> Opti
     for column in leading.iter().chain(&shape.equality) {
         add(column, "", &mut columns)?;
     }
-    for (column, modifiers) in &shape.order {
-        add(column, modifiers, &mut columns)?;
+    // A column the driver binds as another type is compared as a cast of
+    // it (see `add`); its order is then not the index's, so the ORDER BY
+    // is left to a sort of the rows the search finds.
+    if !shape.order.iter().any(|(c, _)| driver.binds(c).is_some()) {
+        for (column, modifiers) in &shape.order {
+            add(column, modifiers, &mut columns)?;
+        }
     }
     for column in &shape.range {
         add(column, "", &mut columns)?;
@@ -448,6 +582,151 @@ fn run_measure<B: Backend + ?Sized>(
     }
 }
 
+/// Whether the driver's binding defeats an index: a column the plan of
+/// the statement bound by the columns' own types searches by, and the
+/// plan of the statement as the driver binds it does not (both planned
+/// with scans discouraged where the database allows, so that a small
+/// table's scan does not hide the difference).
+fn driver_binding<B: Backend + ?Sized>(
+    b: &mut B,
+    (driven_stmt, driven): (&Stmt, &Plan),
+    typed: &Stmt,
+    columns: &[(String, String)],
+    measured: Option<&Measured>,
+) -> Result<Vec<PlanFinding>> {
+    let lexer = b.table().dialect.lexer;
+    let how = PlanHow {
+        forced: b.can_force_plans(),
+        keep_sorts: true,
+        backlog: 0,
+        sort_rows: None,
+        sort_threshold: u64::MAX,
+    };
+    let typed = Stmt {
+        sql: sqltext::without_locks(&typed.sql, lexer),
+        binds: typed.binds.clone(),
+    };
+    let by_type = b.plan(&typed, how)?;
+    let driven_forced;
+    let driven = if how.forced {
+        driven_forced = b.plan(driven_stmt, how);
+        driven_forced.as_ref().unwrap_or(driven)
+    } else {
+        driven
+    };
+    let note = &b.table().layout.driver.note;
+    let work = measured.map_or(String::new(), |m| {
+        format!(
+            " (this run: {} rows examined for {} returned)",
+            m.rows_examined, m.rows_returned
+        )
+    });
+    Ok(columns
+        .iter()
+        .filter(|(column, _)| by_type.searches(column) && !driven.searches(column))
+        .map(|(column, ty)| {
+            PlanFinding::new(
+                Severity::Error,
+                FindingKind::DriverBinding,
+                format!(
+                    "the driver binds the values compared with {column} as {ty}{}: the database \
+                     then compares a cast of {column} and cannot search its index by it, so every \
+                     claim reads all the rows the other conditions match{work}; bound as the \
+                     column's own type the plan searches by {column}. Fix: an index on the cast \
+                     (below; --apply creates it), or make the client bind the column's type",
+                    if note.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({note})")
+                    }
+                ),
+            )
+        })
+        .collect())
+}
+
+/// Past this many rows read in one run, a whole scan of a table other
+/// than the queue table is a finding like any other.
+pub const SIDE_TABLE_ROWS: u64 = measure::EXAMINE_FLOOR;
+
+/// Judges the whole scans of tables other than the queue table (a
+/// queue-lock table, a list of queues) by the rows they read: measured
+/// per table where the database counts them (PostgreSQL), else the
+/// table's own rows (counted up to the limit). A scan of a handful of
+/// rows is no finding, and a note says what was read; a big one stays.
+fn side_tables<B: Backend + ?Sized>(
+    b: &mut B,
+    planned: &Stmt,
+    measured: Option<&Measured>,
+    query: &str,
+    findings: &mut Vec<PlanFinding>,
+    notes: &mut Vec<String>,
+) -> Result<()> {
+    let d = b.table().dialect;
+    let queue_table = b.table().layout.table.name.as_str().to_string();
+    let named = sqltext::tables(&sqltext::tokenize(&planned.sql, d.lexer));
+    let mut excused = Vec::new();
+    for (at, finding) in findings.iter().enumerate() {
+        if finding.kind != FindingKind::FullScan {
+            continue;
+        }
+        let Some(subject) = finding.subject.as_deref() else {
+            continue;
+        };
+        let table = named
+            .iter()
+            .find(|(name, alias)| {
+                alias
+                    .as_deref()
+                    .is_some_and(|a| a.eq_ignore_ascii_case(subject))
+                    || sqltext::base_name(name).eq_ignore_ascii_case(subject)
+            })
+            .map_or_else(|| subject.to_string(), |(name, _)| name.clone());
+        if sqltext::base_name(&table).eq_ignore_ascii_case(&queue_table) {
+            continue;
+        }
+        let (rows, how) = match measured.and_then(|m| m.rows_read_by_table.get(subject)) {
+            Some(&rows) => (rows, "read in one run"),
+            None => match bounded_count(b, &table)? {
+                Some(rows) => (rows, "in the table"),
+                None => continue,
+            },
+        };
+        if rows <= SIDE_TABLE_ROWS {
+            excused.push(at);
+            notes.push(format!(
+                "the {query} check reads all of {table}, a table beside the queue: {rows} rows                  {how}, under the {SIDE_TABLE_ROWS} a scan may read before it is a finding"
+            ));
+        }
+    }
+    for at in excused.into_iter().rev() {
+        findings.remove(at);
+    }
+    Ok(())
+}
+
+/// The rows of a table, counted up to one past [`SIDE_TABLE_ROWS`]; None
+/// when the name cannot be read (a function's result, a CTE).
+fn bounded_count<B: Backend + ?Sized>(b: &mut B, table: &str) -> Result<Option<u64>> {
+    let d = b.table().dialect;
+    let parts: Option<Vec<String>> = table
+        .split('.')
+        .map(|p| Ident::new(p, "table").ok().map(|i| d.ident(&i)))
+        .collect();
+    let Some(parts) = parts else {
+        return Ok(None);
+    };
+    let sql = format!(
+        "SELECT count(*) FROM (SELECT 1 FROM {} LIMIT {}) t",
+        parts.join("."),
+        SIDE_TABLE_ROWS + 1
+    );
+    let rows = in_tx(b, TxMode::Read, true, |b| {
+        b.query(&Stmt::plain(sql.clone()))
+    });
+    Ok(rows.ok().map(|rows| first_int(&rows).max(0) as u64))
+}
+
 /// Checks each hot query: plans it, runs its read part once to count the
 /// rows it examines, judges both, and suggests the index that fixes it.
 pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Result<ExplainReport> {
@@ -458,14 +737,22 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
     let mut notes = Vec::new();
     for target in &request.queries {
         let mut findings = Vec::new();
-        let sample = match (target, &request.custom_sql) {
-            (ExplainTarget::Claim, Some(custom)) => custom_sample(
-                b,
-                custom,
-                request.queue.as_deref(),
-                &mut findings,
-                &mut notes,
-            )?,
+        // A queue system's preset checks the system's own claim, as the
+        // application's own is checked.
+        let own = match (target, &request.custom_sql) {
+            (ExplainTarget::Claim, Some(custom)) => Some(custom.clone()),
+            (ExplainTarget::Claim, None) => b
+                .table()
+                .layout
+                .system_claim
+                .as_ref()
+                .map(|sql| sql.split_whitespace().collect::<Vec<_>>().join(" ")),
+            _ => None,
+        };
+        let sample = match own {
+            Some(own) => {
+                custom_sample(b, &own, request.queue.as_deref(), &mut findings, &mut notes)?
+            }
             _ => match sample(b, *target, request)? {
                 Ok(sample) => sample,
                 Err(note) => {
@@ -495,6 +782,7 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
         };
         let how = PlanHow {
             forced: false,
+            keep_sorts: false,
             backlog: backlog_here,
             sort_rows: sort_rows(&measured),
             sort_threshold: request.sort_threshold,
@@ -503,7 +791,7 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
         // Planning a write checks the privileges of the write (PostgreSQL):
         // a role that may only read is shown the plan of the read part,
         // which is what an index serves.
-        let plan = match (b.plan(&planned, how), &sample.read) {
+        let mut plan = match (b.plan(&planned, how), &sample.read) {
             (Err(err), Some(read)) if QctlError::is_privilege(&err) => {
                 planned = read.clone();
                 notes.push(format!(
@@ -522,7 +810,7 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
             sort_rows(&measured).is_some_and(|rows| rows <= m.rows_returned.max(1))
         });
         findings.extend(
-            plan.findings
+            std::mem::take(&mut plan.findings)
                 .into_iter()
                 .filter(|f| !(result_sort && f.kind == FindingKind::TempSort)),
         );
@@ -535,6 +823,7 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
                 &planned,
                 PlanHow {
                     forced: true,
+                    keep_sorts: false,
                     backlog: 0,
                     sort_rows: None,
                     sort_threshold: u64::MAX,
@@ -576,6 +865,23 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
                 }
             }
         }
+        if let Some((typed, columns)) = &sample.typed {
+            findings.extend(driver_binding(
+                b,
+                (&planned, &plan),
+                typed,
+                columns,
+                measured.as_ref(),
+            )?);
+        }
+        side_tables(
+            b,
+            &planned,
+            measured.as_ref(),
+            target.name(),
+            &mut findings,
+            &mut notes,
+        )?;
         let state_name = sample.state.map_or("matching", Status::name);
         let measure = measured.map(|m| {
             let (measure, finding) = measure::judge(m, backlog_all, size.rows, state_name);
@@ -609,20 +915,39 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
             .as_ref()
             .filter(|i| needs_fix && !suggested.contains(i))
         {
-            match b.index_state(&index.name)? {
+            // An index of another name may serve it already (made by the
+            // system's own migrations): then that one is the answer.
+            let same = b
+                .indexes()?
+                .into_iter()
+                .find(|have| have.name != index.name.as_str() && have.serves(index));
+            let state = match &same {
+                Some(_) => IndexState::Valid,
+                None => b.index_state(&index.name)?,
+            };
+            let name = same
+                .as_ref()
+                .map_or(index.name.as_str(), |i| i.name.as_str());
+            match state {
                 IndexState::Valid => {
-                    let used = plan
-                        .lines
-                        .iter()
-                        .any(|l| l.text.contains(index.name.as_str()));
+                    let used = plan.lines.iter().any(|l| l.text.contains(name));
                     if !used {
+                        let what = match &same {
+                            Some(have) => format!(
+                                "({}{})",
+                                have.keys.join(", "),
+                                have.predicate
+                                    .as_ref()
+                                    .map_or(String::new(), |p| format!(" WHERE {p}"))
+                            ),
+                            None => index.create_sql(b.table(), false),
+                        };
                         findings.push(PlanFinding::new(
                             Severity::Warning,
                             FindingKind::IndexIgnored,
                             format!(
-                                "index {} exists but the planner does not use it for this query: {}",
-                                index.name,
-                                index.create_sql(b.table(), false)
+                                "index {name} exists but the planner does not use it for this \
+                                 query: {what}"
                             ),
                         ));
                     }
@@ -684,6 +1009,53 @@ mod tests {
         derived_index(&t, sql)
             .map(|spec| spec.create_sql(&t, false))
             .unwrap_or_default()
+    }
+
+    #[test]
+    fn only_session_local_objects_are_set_up() {
+        let pg = sqltext::Lexer::Postgres;
+        assert!(session_local(
+            "-- a type\nCREATE TYPE pg_temp.r AS (locked boolean)",
+            pg
+        ));
+        assert!(session_local(
+            "CREATE OR REPLACE FUNCTION pg_temp.f() RETURNS int AS $$ SELECT 1 $$ LANGUAGE sql",
+            pg
+        ));
+        assert!(session_local("CREATE TEMP TABLE t (a int)", pg));
+        assert!(!session_local(
+            "CREATE FUNCTION public.f() RETURNS int AS $$ SELECT 1 $$ LANGUAGE sql",
+            pg
+        ));
+        assert!(!session_local("CREATE TABLE pg_temp_x (a int)", pg));
+        assert!(!session_local("DROP TABLE jobs", pg));
+    }
+
+    #[test]
+    fn a_driver_binding_casts_its_placeholders() {
+        let mut layout = crate::presets::own("default").unwrap();
+        layout
+            .driver
+            .binds
+            .insert("run_at".into(), "numeric".into());
+        let t = QueueTable::planned(&layout, &POSTGRES);
+        let (sql, columns) = driver_bound(
+            &t,
+            "SELECT id FROM jobs WHERE status = $1 AND run_at <= $2 AND RUN_AT >= $3 ORDER BY run_at",
+        )
+        .unwrap();
+        assert_eq!(
+            sql,
+            "SELECT id FROM jobs WHERE status = $1 AND run_at <= CAST($2 AS numeric) AND RUN_AT >= \
+             CAST($3 AS numeric) ORDER BY run_at"
+        );
+        assert_eq!(columns, vec![("run_at".to_string(), "numeric".to_string())]);
+        // The index holds the cast; the order it cannot give is a sort.
+        assert_eq!(
+            derived_index(&t, &sql).unwrap().create_sql(&t, false),
+            "CREATE INDEX IF NOT EXISTS \"jobs_sql_claim_idx\" ON \"jobs\" (\"status\", \
+             (CAST(\"run_at\" AS numeric)))"
+        );
     }
 
     #[test]

@@ -165,6 +165,10 @@ pub fn bind_values<B: Backend + ?Sized>(
                     .unwrap_or_default()
                     .to_string(),
             ),
+            // A worker named by a uuid (PgQueuer's queue manager id).
+            Guess::Worker if ty.as_deref() == Some("uuid") => {
+                Bind::Text("00000000-0000-4000-8000-000000000000".into())
+            }
             Guess::Worker => Bind::Text("qctl-explain".into()),
             Guess::Now(concept) => crate::sql::time::encode(now, t.time_repr(concept)),
             Guess::Int(n) => Bind::Int(n),

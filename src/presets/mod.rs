@@ -60,6 +60,10 @@ pub struct Preset {
     /// `explain-claim` checks.
     #[serde(default)]
     pub claim: BTreeMap<String, String>,
+    /// Per database, how the system's own client talks to it, where that
+    /// changes how its claim runs (see [`crate::layout::Driver`]).
+    #[serde(default)]
+    pub driver: BTreeMap<String, crate::layout::Driver>,
     /// Commands qctl does not run on this system, and what to use instead.
     #[serde(default)]
     pub refuse: BTreeMap<String, String>,
@@ -232,6 +236,11 @@ impl Preset {
             .and_then(|v| v.claim.get(database))
             .or(preset.claim.get(database))
             .cloned();
+        layout.driver = older
+            .and_then(|v| v.driver.get(database))
+            .or(preset.driver.get(database))
+            .cloned()
+            .unwrap_or_default();
         layout.refusals = self.refusals();
         layout.system = (!self.init).then(|| self.system.clone());
         Ok(layout)

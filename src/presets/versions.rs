@@ -36,6 +36,10 @@ pub struct Version {
     /// Per database, this release's own claim statement.
     #[serde(default)]
     pub claim: BTreeMap<String, String>,
+    /// Per database, how this release's client talks to it, where it
+    /// differs from the newest's.
+    #[serde(default)]
+    pub driver: BTreeMap<String, crate::layout::Driver>,
     /// How this release's rules differ, for `qctl layouts NAME`.
     #[serde(default)]
     pub notes: Vec<String>,

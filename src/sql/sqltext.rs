@@ -279,7 +279,7 @@ pub fn tokenize(sql: &str, lexer: Lexer) -> Vec<Token> {
         // Operators: the longest of the usual two-character ones.
         let two = sql.get(i..i + 2).unwrap_or("");
         let len = if [
-            "::", "<=", ">=", "<>", "!=", "||", "==", "->", "@>", "<@", "&&",
+            "::", "<=", ">=", "<>", "!=", "||", "==", "->", "@>", "<@", "&&", ":=", "=>",
         ]
         .contains(&two)
         {
@@ -1276,6 +1276,17 @@ fn conjunct(part: &[Token], shape: &mut QueryShape) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn named_arguments_stay_one_operator() {
+        let tokens = tokenize("SELECT f(a => $1, b := $2::text[])", Lexer::Postgres);
+        let ops: Vec<&str> = tokens
+            .iter()
+            .filter(|t| t.kind == TokKind::Punct)
+            .map(|t| t.text.as_str())
+            .collect();
+        assert_eq!(ops, ["(", "=>", ",", ":=", "::", "[", "]", ")"]);
+    }
 
     #[test]
     fn a_script_splits_into_its_statements_without_the_comments_around_them() {

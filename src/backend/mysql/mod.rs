@@ -685,6 +685,36 @@ impl Schema for MysqlBackend {
         })
     }
 
+    fn indexes(&mut self) -> Result<Vec<crate::db::TableIndex>> {
+        // A functional key part (MySQL 8) has no column name: it is shown
+        // as `?`, which serves nothing qctl suggests.
+        let stmt = Stmt {
+            sql: "SELECT INDEX_NAME, GROUP_CONCAT(COALESCE(COLUMN_NAME, '?') \
+                  ORDER BY SEQ_IN_INDEX SEPARATOR '\t') \
+                  FROM information_schema.STATISTICS \
+                  WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? GROUP BY INDEX_NAME ORDER BY 1"
+                .into(),
+            binds: vec![
+                Bind::Text(self.schema().unwrap_or_default()),
+                Bind::Text(self.table.layout.table.name.to_string()),
+            ],
+        };
+        Ok(self
+            .query(&stmt)?
+            .into_iter()
+            .map(|row| crate::db::TableIndex {
+                name: row[0].clone().into_text().unwrap_or_default(),
+                keys: row[1]
+                    .clone()
+                    .into_text()
+                    .map(|text| text.split('\t').map(str::to_string).collect())
+                    .unwrap_or_default(),
+                predicate: None,
+                valid: true,
+            })
+            .collect())
+    }
+
     fn create_indexes(&mut self, specs: &[IndexSpec]) -> Result<()> {
         for spec in specs {
             self.build_index(spec)?;

@@ -50,11 +50,39 @@ pub fn plan(b: &mut MysqlBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> {
         sort_threshold: how.sort_threshold,
     };
     walk(&doc, 0, &judge, &mut lines, &mut findings);
+    let mut searched = Vec::new();
+    key_parts(&doc, &mut searched);
     Ok(Plan {
         doc,
         lines,
         findings,
+        searched,
     })
+}
+
+/// The key parts every index access of a plan searches by (`ref`,
+/// `range`, `eq_ref`: not a whole-index read).
+fn key_parts(node: &serde_json::Value, out: &mut Vec<String>) {
+    match node {
+        serde_json::Value::Object(map) => {
+            let searching = map
+                .get("access_type")
+                .and_then(|a| a.as_str())
+                .is_some_and(|a| !matches!(a, "ALL" | "index"));
+            if searching && let Some(parts) = map.get("used_key_parts").and_then(|p| p.as_array()) {
+                out.extend(parts.iter().filter_map(|p| p.as_str()).map(str::to_string));
+            }
+            for value in map.values() {
+                key_parts(value, out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for item in items {
+                key_parts(item, out);
+            }
+        }
+        _ => {}
+    }
 }
 
 struct Judge {
@@ -307,6 +335,7 @@ pub fn measure(
         sort_input_rows: filesort_rows,
         counters,
         forced,
+        rows_read_by_table: Default::default(),
         plan: with_plan.then_some(doc),
     }))
 }

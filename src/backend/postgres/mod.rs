@@ -671,6 +671,33 @@ impl Schema for PostgresBackend {
         })
     }
 
+    fn indexes(&mut self) -> Result<Vec<crate::db::TableIndex>> {
+        let stmt = Stmt {
+            sql: "SELECT c.relname::text, i.indisvalid, \
+                  array_to_string(ARRAY(SELECT pg_get_indexdef(i.indexrelid, k, true) \
+                        FROM generate_series(1, i.indnkeyatts) k ORDER BY k), chr(31)), \
+                  pg_get_expr(i.indpred, i.indrelid, true) \
+                  FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+                  WHERE i.indrelid = to_regclass($1) ORDER BY 1"
+                .into(),
+            binds: vec![Bind::Text(self.table.table())],
+        };
+        Ok(self
+            .query(&stmt)?
+            .into_iter()
+            .map(|row| crate::db::TableIndex {
+                name: row[0].clone().into_text().unwrap_or_default(),
+                valid: row[1].as_bool().unwrap_or(false),
+                keys: row[2]
+                    .clone()
+                    .into_text()
+                    .map(|text| text.split('\u{1f}').map(str::to_string).collect())
+                    .unwrap_or_default(),
+                predicate: row[3].clone().into_text(),
+            })
+            .collect())
+    }
+
     fn create_indexes(&mut self, specs: &[IndexSpec]) -> Result<()> {
         for spec in specs {
             if self.table.partitioned {

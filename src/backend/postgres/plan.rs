@@ -20,7 +20,9 @@ pub fn plan(b: &mut PostgresBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> 
         binds: stmt.binds.clone(),
     };
     let rows = crate::db::in_tx(b, TxMode::Read, false, |b| {
-        if how.forced {
+        if how.forced && how.keep_sorts {
+            b.batch("SET LOCAL enable_seqscan = off")?;
+        } else if how.forced {
             b.batch("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")?;
         }
         b.query(&explain)
@@ -58,11 +60,67 @@ pub fn plan(b: &mut PostgresBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> 
                 .as_ref()
                 .is_some_and(|rel| others.contains(&rel.to_ascii_lowercase()))
     });
+    let mut searched = Vec::new();
+    index_conditions(&doc[0]["Plan"], &mut searched);
+    let mut reads = Reads::default();
+    reads.walk(&doc[0]["Plan"]);
+    if reads.tables == 0 && !reads.functions.is_empty() {
+        findings.push(PlanFinding::new(
+            Severity::Warning,
+            FindingKind::OpaqueCall,
+            format!(
+                "the statement claims through {}(): EXPLAIN shows the call, not the queries \
+                 inside the function, so this plan says nothing about how the claim finds its \
+                 rows; check the function's own SELECT with explain-claim --sql",
+                reads.functions.join("(), ")
+            ),
+        ));
+    }
     Ok(Plan {
         doc,
         lines,
         findings,
+        searched,
     })
+}
+
+/// The tables and functions a plan reads.
+#[derive(Default)]
+struct Reads {
+    tables: usize,
+    functions: Vec<String>,
+}
+
+impl Reads {
+    fn walk(&mut self, node: &serde_json::Value) {
+        if node["Relation Name"].is_string() {
+            self.tables += 1;
+        }
+        if let Some(function) = node["Function Name"].as_str()
+            && !self.functions.iter().any(|f| f == function)
+        {
+            self.functions.push(function.to_string());
+        }
+        if let Some(children) = node["Plans"].as_array() {
+            for child in children {
+                self.walk(child);
+            }
+        }
+    }
+}
+
+/// The index conditions of every index search in a plan.
+fn index_conditions(node: &serde_json::Value, out: &mut Vec<String>) {
+    for key in ["Index Cond", "Recheck Cond"] {
+        if let Some(cond) = node[key].as_str() {
+            out.push(cond.to_string());
+        }
+    }
+    if let Some(children) = node["Plans"].as_array() {
+        for child in children {
+            index_conditions(child, out);
+        }
+    }
 }
 
 fn json_doc(rows: Vec<crate::sql::Row>) -> serde_json::Value {
@@ -111,6 +169,7 @@ pub fn measure(
         sql: format!("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {}", stmt.sql),
         binds: stmt.binds.clone(),
     };
+    let held = advisory_locks(b)?;
     let ran = crate::db::in_tx(b, TxMode::Read, false, |b| {
         if forced {
             b.batch("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")?;
@@ -118,8 +177,9 @@ pub fn measure(
         b.query(&explain)
     });
     // An application's pick may take session advisory locks as it reads
-    // (que, good_job): give them back at once.
-    if stmt.sql.to_ascii_lowercase().contains("advisory") {
+    // (Que and GoodJob, in the statement or in a function it calls): give
+    // them back at once. (qctl holds none while it explains.)
+    if held == 0 && advisory_locks(b)? > 0 {
         b.batch("SELECT pg_advisory_unlock_all()")?;
     }
     let doc = json_doc(ran.map_err(|e| anyhow::anyhow!("{}", crate::db::short_error(&e)))?);
@@ -148,8 +208,17 @@ pub fn measure(
         sort_input_rows: tally.sort_input,
         counters,
         forced,
+        rows_read_by_table: tally.by_table,
         plan: with_plan.then_some(doc),
     })
+}
+
+/// The advisory locks this session holds.
+fn advisory_locks(b: &mut PostgresBackend) -> Result<i64> {
+    let rows = b.query(&Stmt::plain(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()",
+    ))?;
+    Ok(crate::db::first_int(&rows))
 }
 
 /// Work counted over an analyzed plan.
@@ -159,6 +228,7 @@ struct Tally {
     removed: u64,
     heap_fetches: u64,
     sort_input: Option<u64>,
+    by_table: std::collections::BTreeMap<String, u64>,
 }
 
 impl Tally {
@@ -178,7 +248,11 @@ impl Tally {
         ) {
             let removed =
                 per_loop("Rows Removed by Filter") + per_loop("Rows Removed by Index Recheck");
-            self.examined += (per_loop("Actual Rows") + removed).round() as u64;
+            let read = (per_loop("Actual Rows") + removed).round() as u64;
+            self.examined += read;
+            if let Some(alias) = node["Alias"].as_str().or(node["Relation Name"].as_str()) {
+                *self.by_table.entry(alias.to_string()).or_default() += read;
+            }
             self.removed += removed.round() as u64;
             self.heap_fetches += node["Heap Fetches"].as_u64().unwrap_or(0);
         }

@@ -615,6 +615,51 @@ impl Schema for SqliteBackend {
         })
     }
 
+    fn indexes(&mut self) -> Result<Vec<crate::db::TableIndex>> {
+        let d = self.table.dialect;
+        let (schema, master) = match &self.table.layout.table.schema {
+            Some(schema) => (
+                schema.to_string(),
+                format!("{}.sqlite_master", d.ident(schema)),
+            ),
+            None => ("main".to_string(), "sqlite_master".to_string()),
+        };
+        let stmt = Stmt {
+            sql: format!(
+                "SELECT il.name, \
+                 (SELECT group_concat(coalesce(k.name, '?'), char(31)) FROM \
+                    (SELECT name FROM pragma_index_xinfo(il.name, ?2) WHERE key = 1 ORDER BY seqno) k), \
+                 CASE WHEN il.partial THEN \
+                   (SELECT sql FROM {master} WHERE type = 'index' AND name = il.name) END \
+                 FROM pragma_index_list(?1, ?2) il ORDER BY 1"
+            ),
+            binds: vec![
+                Bind::Text(self.table.layout.table.name.to_string()),
+                Bind::Text(schema),
+            ],
+        };
+        Ok(self
+            .query(&stmt)?
+            .into_iter()
+            .map(|row| crate::db::TableIndex {
+                name: row[0].clone().into_text().unwrap_or_default(),
+                keys: row[1]
+                    .clone()
+                    .into_text()
+                    .map(|text| text.split('\u{1f}').map(str::to_string).collect())
+                    .unwrap_or_default(),
+                // The text after the last WHERE of its CREATE INDEX.
+                predicate: row[2].clone().into_text().and_then(|sql| {
+                    let upper = sql.to_ascii_uppercase();
+                    upper
+                        .rfind(" WHERE ")
+                        .map(|at| sql[at + 7..].trim().to_string())
+                }),
+                valid: true,
+            })
+            .collect())
+    }
+
     fn create_indexes(&mut self, specs: &[crate::sql::ddl::IndexSpec]) -> Result<()> {
         let statements: Vec<String> = specs
             .iter()

@@ -101,7 +101,7 @@ pub fn findings(rows: &[PlanRow], sorted: u64, sort_threshold: u64) -> Vec<PlanF
                     row.detail
                 ),
                 line: Some(line),
-                subject: None,
+                subject: Some(table),
             }),
             LineKind::IndexScan { index, .. } => out.push(PlanFinding {
                 severity: Severity::Warning,
@@ -203,7 +203,18 @@ pub fn plan(b: &mut SqliteBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> {
             how.sort_rows.unwrap_or(how.backlog),
             how.sort_threshold,
         ),
+        searched: rows.iter().filter_map(|row| search_terms(&row.detail)).collect(),
     })
+}
+
+/// The terms an index search line searches by: `(status=? AND run_at<?)`
+/// of `SEARCH jobs USING INDEX jobs_claim_idx (status=? AND run_at<?)`.
+pub fn search_terms(detail: &str) -> Option<String> {
+    let rest = detail.trim().strip_prefix("SEARCH ")?;
+    let using = rest.find(" USING ")?;
+    let open = rest[using..].find('(')? + using;
+    let close = rest.rfind(')')?;
+    (close > open).then(|| rest[open + 1..close].to_string())
 }
 
 /// The number of parameters of an application's statement (SQLite infers
@@ -530,6 +541,7 @@ pub fn measure(b: &mut SqliteBackend, stmt: &Stmt) -> Result<Measured> {
         sort_input_rows: sorted_rows,
         counters,
         forced: false,
+        rows_read_by_table: Default::default(),
         plan: None,
     })
 }
