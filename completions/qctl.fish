@@ -50,7 +50,7 @@ complete -c qctl -n "__fish_qctl_needs_command" -l color -d 'When to use colour 
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_needs_command" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_needs_command" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_needs_command" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_needs_command" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_needs_command" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_needs_command" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
@@ -106,7 +106,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand demo" -l color -d 'When to use
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand demo" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand demo" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
@@ -139,7 +139,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand init" -l color -d 'When to use
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand init" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand init" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l print -d 'Print the DDL instead of running it'
@@ -179,7 +179,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l color -d 'When to 
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
@@ -218,7 +218,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand stats" -l color -d 'When to us
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand stats" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l exact -d 'Count finished jobs exactly (slower on big tables) instead of estimating'
@@ -264,7 +264,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand list" -l color -d 'When to use
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand list" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand list" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
@@ -297,7 +297,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand show" -l color -d 'When to use
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand show" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand show" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
@@ -333,7 +333,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand claim" -l color -d 'When to us
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand claim" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand claim" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
@@ -368,7 +368,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand complete" -l color -d 'When to
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand complete" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand complete" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
@@ -405,7 +405,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand fail" -l color -d 'When to use
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand fail" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand fail" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l dead-letter -d 'Dead-letter the job now, even with attempts left'
@@ -441,7 +441,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand retry" -l color -d 'When to us
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand retry" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l all -d 'Retry every failed job (of --queue, if given)'
@@ -480,7 +480,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand reap" -l color -d 'When to use
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l dry-run -d 'Run the real batches in one transaction and roll it back: report exactly what reap would do, change nothing'
@@ -521,7 +521,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand purge" -l color -d 'When to us
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand purge" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l dry-run -d 'Count what would be deleted (and run the first batch, rolled back, to prove it would succeed); delete nothing'
@@ -563,7 +563,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l color -d 'Wh
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l strict -d 'Fail (exit 1) on warnings too'
@@ -601,7 +601,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l color -d 'When to 
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
@@ -635,7 +635,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand locks" -l color -d 'When to us
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand locks" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
@@ -673,7 +673,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l color -d 'When to u
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l strict -d 'Fail on warnings too'
@@ -713,7 +713,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand bench" -l color -d 'When to us
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand bench" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand bench" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
@@ -746,7 +746,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l color -d 'When to 
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
@@ -779,7 +779,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand completions" -l color -d 'When
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand completions" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand completions" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
@@ -812,7 +812,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand man" -l color -d 'When to use 
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand man" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand man" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand man" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand man" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand man" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand man" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'

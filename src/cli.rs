@@ -85,7 +85,7 @@ pub struct GlobalOpts {
     pub busy_timeout: Duration,
 
     /// Cancel any statement that runs longer than this (PostgreSQL's statement_timeout,
-    /// MariaDB's max_statement_time, MySQL's max_execution_time for reads; SQLite: none)
+    /// MariaDB's max_statement_time, MySQL's max_execution_time for reads; SQLite: only explain-claim's measured run)
     #[arg(long, global = true, value_parser = parse_duration, default_value = "30s", value_name = "DURATION")]
     pub statement_timeout: Duration,
 

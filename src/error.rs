@@ -104,6 +104,16 @@ pub enum QctlError {
 }
 
 impl QctlError {
+    /// Whether an error is the statement timeout, wherever it was raised.
+    pub fn is_statement_timeout(err: &anyhow::Error) -> bool {
+        err.chain().any(|cause| {
+            matches!(
+                cause.downcast_ref::<QctlError>(),
+                Some(QctlError::StatementTimeout { .. })
+            )
+        })
+    }
+
     /// Whether an error is a missing privilege, wherever it was raised.
     pub fn is_privilege(err: &anyhow::Error) -> bool {
         err.chain().any(|cause| {

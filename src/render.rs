@@ -700,7 +700,13 @@ impl Render for ExplainReport {
             }
             match &check.measure {
                 Some(m) => {
-                    let about = if m.measured.estimated { "~" } else { "" };
+                    let about = if m.measured.stopped {
+                        "at least "
+                    } else if m.measured.estimated {
+                        "~"
+                    } else {
+                        ""
+                    };
                     let counters: Vec<String> = m
                         .measured
                         .counters
@@ -714,7 +720,9 @@ impl Render for ExplainReport {
                         thousands(m.measured.rows_returned as i64),
                         m.per_row,
                         thousands(m.budget as i64),
-                        if m.measured.forced {
+                        if m.measured.stopped {
+                            ", stopped by the statement timeout"
+                        } else if m.measured.forced {
                             ", measured with sequential scans off"
                         } else {
                             ""

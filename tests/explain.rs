@@ -300,3 +300,40 @@ fn an_applications_own_query_is_checked_with_realistic_values() {
     let analyzed = s.run(&["--format", "json", "explain-claim", "--analyze"]);
     assert!(analyzed.json()["checks"][0]["rows_examined"].is_u64());
 }
+
+/// SQLite has no statement timeout of its own: explain-claim's measured
+/// run stops at --statement-timeout, and says how far it got.
+#[test]
+fn a_run_stopped_by_the_statement_timeout_reports_at_least_what_it_read() {
+    let s = weak_schema(None, 10);
+    // A join that would step through 50,000 x 10,000,000 rows.
+    let sql = s.path("claim.sql");
+    std::fs::write(
+        &sql,
+        "SELECT j.id FROM jobs j, (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c \
+         WHERE x < 10000000) SELECT x FROM c) k WHERE j.status = 'pending' AND k.x < 0 LIMIT 1",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let run = s.run(&[
+        "--statement-timeout",
+        "1s",
+        "--format",
+        "json",
+        "explain-claim",
+        "--sql",
+        sql.to_str().unwrap(),
+    ]);
+    assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let report = run.json();
+    let measure = &report["checks"][0]["measure"];
+    assert_eq!(measure["stopped"], true, "{report}");
+    assert!(measure["rows_examined"].as_u64().unwrap() > 0, "{report}");
+    assert!(
+        report["checks"][0]["findings"]
+            .to_string()
+            .contains("at least"),
+        "{report}"
+    );
+}

@@ -668,3 +668,39 @@ fn locks_list_user_locks_held_and_awaited() {
     let (_, got) = waiter.join().unwrap();
     assert_eq!(got, Some(1));
 }
+
+/// A measured run MariaDB's max_statement_time stops still says how far
+/// it got: at least the rows its handler counters saw it read.
+#[test]
+fn a_run_stopped_by_the_statement_timeout_reports_at_least_what_it_read() {
+    let db = MyDb::new();
+    seeded(&db, 400);
+    // Every row it reads costs 10 ms: 4 s for the table, stopped at 1 s.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("claim.sql");
+    std::fs::write(
+        &path,
+        "SELECT id FROM jobs WHERE status = 'pending' AND SLEEP(0.01) = 0 ORDER BY id LIMIT 1000",
+    )
+    .unwrap();
+    let report = json(
+        &db,
+        &[
+            "--statement-timeout",
+            "1s",
+            "explain-claim",
+            "--sql",
+            path.to_str().unwrap(),
+        ],
+    );
+    let measure = &report["checks"][0]["measure"];
+    assert_eq!(measure["stopped"], true, "{report}");
+    let read = measure["rows_examined"].as_u64().unwrap();
+    assert!((20..400).contains(&read), "about 100 rows in 1 s: {read}");
+    assert!(
+        report["checks"][0]["findings"]
+            .to_string()
+            .contains("at least"),
+        "{report}"
+    );
+}

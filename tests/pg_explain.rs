@@ -551,3 +551,57 @@ fn an_index_of_another_name_is_not_suggested_twice() {
         "{findings}"
     );
 }
+
+/// A measured run the statement timeout stops still says how far it got:
+/// at least the rows the transaction's own counters saw it read.
+#[test]
+fn a_run_stopped_by_the_statement_timeout_reports_at_least_what_it_read() {
+    let db = PgDb::new();
+    db.run(&["init"]).assert_ok();
+    db.exec(
+        "INSERT INTO jobs (status, payload) SELECT 'pending', '{}' FROM generate_series(1, 400);
+         ANALYZE jobs;",
+    );
+    // Every row it reads costs 10 ms: 4 s for the table, stopped at 1 s.
+    let path = db.dir.path().join("claim.sql");
+    std::fs::write(
+        &path,
+        "SELECT id FROM jobs WHERE status = 'pending' AND pg_sleep(0.01) IS NOT NULL \
+         ORDER BY id LIMIT 1000",
+    )
+    .unwrap();
+    let run = db.run(&[
+        "--statement-timeout",
+        "1s",
+        "--format",
+        "json",
+        "explain-claim",
+        "--sql",
+        path.to_str().unwrap(),
+    ]);
+    assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
+    let report = run.json();
+    let measure = &report["checks"][0]["measure"];
+    assert_eq!(measure["stopped"], true, "{report}");
+    let read = measure["rows_examined"].as_u64().unwrap();
+    assert!((20..400).contains(&read), "about 100 rows in 1 s: {read}");
+    assert_eq!(report["provisional"], true, "{report}");
+    let findings = report["checks"][0]["findings"].to_string();
+    assert!(
+        findings.contains("not_measured") && findings.contains("at least"),
+        "{findings}"
+    );
+    let table = db.run(&[
+        "--statement-timeout",
+        "1s",
+        "explain-claim",
+        "--sql",
+        path.to_str().unwrap(),
+    ]);
+    assert!(
+        table.stdout.contains("rows_examined: at least")
+            && table.stdout.contains("stopped by the statement timeout"),
+        "{}",
+        table.stdout
+    );
+}

@@ -162,6 +162,10 @@ pub struct Measured {
     /// automatic index rows; rows removed by filter, heap fetches,
     /// buffers).
     pub counters: serde_json::Map<String, serde_json::Value>,
+    /// The statement timeout stopped the run: `rows_examined` is the
+    /// rows read until then (at least that many), `rows_returned` none.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
     /// Measured with sequential scans discouraged (the plan the table
     /// gets once it is big, on a small or never-analyzed table).
     pub forced: bool,
@@ -173,6 +177,24 @@ pub struct Measured {
     /// PostgreSQL's EXPLAIN ANALYZE document, with `--analyze`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan: Option<serde_json::Value>,
+}
+
+impl Measured {
+    /// A run the statement timeout stopped after reading `read` rows.
+    pub fn stopped(stmt: &crate::sql::Stmt, read: u64, forced: bool) -> Measured {
+        Measured {
+            sql: stmt.sql.clone(),
+            rows_returned: 0,
+            rows_examined: read,
+            estimated: false,
+            sort_input_rows: None,
+            counters: serde_json::Map::new(),
+            stopped: true,
+            forced,
+            rows_read_by_table: Default::default(),
+            plan: None,
+        }
+    }
 }
 
 /// An error's message on one line, without the cause chain's repeats.

@@ -44,13 +44,42 @@ pub fn judge(
 ) -> (Measure, Option<PlanFinding>) {
     let per_row = measured.rows_examined as f64 / measured.rows_returned.max(1) as f64;
     let budget = backlog + slack(table_rows);
+    if measured.stopped && per_row <= budget as f64 {
+        // Stopped early, under the budget so far: the run's work is not
+        // known, only that it outlasted the statement timeout.
+        let finding = PlanFinding::new(
+            Severity::Warning,
+            FindingKind::NotMeasured,
+            format!(
+                "the statement timeout stopped its measured run after at least {} rows \
+                 examined: its work is not known; raise --statement-timeout to measure it",
+                measured.rows_examined
+            ),
+        );
+        return (
+            Measure {
+                measured,
+                per_row,
+                budget,
+                backlog,
+            },
+            Some(finding),
+        );
+    }
     let finding = (per_row > budget as f64).then(|| {
         let returned = match measured.rows_returned {
+            0 if measured.stopped => "before the statement timeout stopped it".to_string(),
             0 => "to return no row".to_string(),
             1 => "to return 1 row".to_string(),
             n => format!("to return {n} rows ({per_row:.0} per row)"),
         };
-        let about = if measured.estimated { "about " } else { "" };
+        let about = if measured.stopped {
+            "at least "
+        } else if measured.estimated {
+            "about "
+        } else {
+            ""
+        };
         PlanFinding::new(
             Severity::Error,
             FindingKind::HistoryWalk,
@@ -89,6 +118,7 @@ mod tests {
             sort_input_rows: None,
             counters: Default::default(),
             forced: false,
+            stopped: false,
             rows_read_by_table: Default::default(),
             plan: None,
         }

@@ -305,6 +305,18 @@ pub fn measure(
     if forced {
         b.run("SET SESSION max_seeks_for_key = 1")?;
     }
+    // The session's handler counters, read around the run: when the
+    // statement timeout stops it, they say how many rows it read (less
+    // what reading them costs, measured by reading them twice).
+    let handler_reads = |b: &mut MysqlBackend| -> Result<u64> {
+        let rows = b.query(&Stmt::plain(
+            "SELECT CAST(SUM(VARIABLE_VALUE) AS SIGNED) FROM information_schema.SESSION_STATUS \
+             WHERE VARIABLE_NAME LIKE 'HANDLER\\_READ\\_%'",
+        ))?;
+        Ok(crate::db::first_int(&rows).max(0) as u64)
+    };
+    let first = handler_reads(b)?;
+    let before = handler_reads(b)?;
     let ran = crate::db::in_tx(b, TxMode::Read, false, |b| {
         let doc = b.query(&analyze)?;
         let returned = crate::db::first_int(&b.query(&count)?);
@@ -313,6 +325,19 @@ pub fn measure(
     if forced {
         b.run("SET SESSION max_seeks_for_key = DEFAULT")?;
     }
+    let ran = match ran {
+        Err(err) if crate::error::QctlError::is_statement_timeout(&err) => {
+            let after = handler_reads(b)?;
+            let own = before.saturating_sub(first);
+            let rows_read = after.saturating_sub(before).saturating_sub(own);
+            return Ok(Some(Measured::stopped(
+                &Stmt::plain(read.clone()),
+                rows_read,
+                forced,
+            )));
+        }
+        ran => ran,
+    };
     let (rows, returned) = ran.map_err(|e| anyhow::anyhow!("{}", crate::db::short_error(&e)))?;
     let doc: serde_json::Value = rows
         .into_iter()
@@ -335,6 +360,7 @@ pub fn measure(
         sort_input_rows: filesort_rows,
         counters,
         forced,
+        stopped: false,
         rows_read_by_table: Default::default(),
         plan: with_plan.then_some(doc),
     }))

@@ -10,6 +10,7 @@ use super::PostgresBackend;
 use super::error::db_message;
 use crate::db::{FindingKind, Measured, PlanFinding, PlanLine, Severity};
 use crate::db::{Plan, PlanHow, Session, TxMode};
+use crate::error::QctlError;
 use crate::sql::{Stmt, Value};
 
 /// `EXPLAIN (FORMAT JSON)` of a statement in a READ ONLY transaction: it
@@ -174,8 +175,35 @@ pub fn measure(
         if forced {
             b.batch("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")?;
         }
-        b.query(&explain)
+        // Under a savepoint: when the statement timeout stops the run, the
+        // backend's counters of rows read (not flushed within a
+        // transaction) still say how far it got.
+        let counted = Stmt::plain(
+            "SELECT (coalesce(sum(seq_tup_read), 0) + coalesce(sum(idx_tup_fetch), 0))::int8 \
+             FROM pg_stat_xact_user_tables",
+        );
+        let before = crate::db::first_int(&b.query(&counted)?);
+        b.batch("SAVEPOINT qctl_measure")?;
+        match b.query(&explain) {
+            Ok(rows) => Ok(Ok(rows)),
+            Err(err) if QctlError::is_statement_timeout(&err) => {
+                b.batch("ROLLBACK TO SAVEPOINT qctl_measure")?;
+                let after = crate::db::first_int(&b.query(&counted)?);
+                Ok(Err((after - before).max(0) as u64))
+            }
+            Err(err) => Err(err),
+        }
     });
+    let ran = match ran {
+        Ok(Err(read)) => {
+            if held == 0 && advisory_locks(b)? > 0 {
+                b.batch("SELECT pg_advisory_unlock_all()")?;
+            }
+            return Ok(Measured::stopped(stmt, read, forced));
+        }
+        Ok(Ok(rows)) => Ok(rows),
+        Err(err) => Err(err),
+    };
     // An application's pick may take session advisory locks as it reads
     // (Que and GoodJob, in the statement or in a function it calls): give
     // them back at once. (qctl holds none while it explains.)
@@ -208,6 +236,7 @@ pub fn measure(
         sort_input_rows: tally.sort_input,
         counters,
         forced,
+        stopped: false,
         rows_read_by_table: tally.by_table,
         plan: with_plan.then_some(doc),
     })

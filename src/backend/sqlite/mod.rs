@@ -144,6 +144,9 @@ pub struct SqliteBackend {
     read_only: bool,
     /// The table existed when qctl connected.
     table_exists: bool,
+    /// How long explain-claim's measured run may take (SQLite itself has
+    /// no statement timeout).
+    statement_timeout: Duration,
 }
 
 impl SqliteBackend {
@@ -202,6 +205,7 @@ impl SqliteBackend {
             created_file: false,
             read_only: false,
             table_exists: false,
+            statement_timeout: options.statement_timeout,
         };
         backend
             .conn

@@ -455,18 +455,36 @@ pub fn measure(b: &mut SqliteBackend, stmt: &Stmt) -> Result<Measured> {
         })
         .collect();
     let cost = program_cost(&program);
-    let (returned, vm, fullscan, sorts, autoindex, sorted_rows) =
+    let limit = b.statement_timeout;
+    let (returned, vm, fullscan, sorts, autoindex, sorted_rows, stopped) =
         crate::db::in_tx(b, TxMode::Read, false, |b| {
             let started = b.log.start();
-            let counted = (|| -> rusqlite::Result<(u64, i32, i32, i32, i32)> {
+            // The statement timeout, as the other databases have it: the
+            // run is interrupted, and its counters say how far it got.
+            let clock = std::time::Instant::now();
+            b.conn
+                .progress_handler(10_000, Some(move || clock.elapsed() > limit))
+                .map_err(|e| b.err(e))?;
+            let counted = (|| -> rusqlite::Result<(u64, i32, i32, i32, i32, bool)> {
                 let mut prepared = b.conn.prepare(&stmt.sql)?;
                 let mut returned = 0u64;
+                let mut stopped = false;
                 {
                     let mut rows = prepared.query(rusqlite::params_from_iter(
                         stmt.binds.iter().map(super::to_sql),
                     ))?;
-                    while rows.next()?.is_some() {
-                        returned += 1;
+                    loop {
+                        match rows.next() {
+                            Ok(Some(_)) => returned += 1,
+                            Ok(None) => break,
+                            Err(rusqlite::Error::SqliteFailure(e, _))
+                                if e.code == rusqlite::ErrorCode::OperationInterrupted =>
+                            {
+                                stopped = true;
+                                break;
+                            }
+                            Err(e) => return Err(e),
+                        }
                     }
                 }
                 Ok((
@@ -475,13 +493,16 @@ pub fn measure(b: &mut SqliteBackend, stmt: &Stmt) -> Result<Measured> {
                     prepared.get_status(StatementStatus::FullscanStep),
                     prepared.get_status(StatementStatus::Sort),
                     prepared.get_status(StatementStatus::AutoIndex),
+                    stopped,
                 ))
-            })()
-            .map_err(|e| b.err(e))?;
+            })();
+            let cleared = b.conn.progress_handler(0, None::<fn() -> bool>);
+            let counted = counted.map_err(|e| b.err(e))?;
+            cleared.map_err(|e| b.err(e))?;
             b.log.finish(started, &stmt.sql, " (measured, rolled back)");
             // A sort receives every row the filter passes: count them, to
             // tell the rows sorted from the rows passed over.
-            let sorted_rows = if counted.3 > 0 && cost.sorted > 0 {
+            let sorted_rows = if counted.3 > 0 && cost.sorted > 0 && !counted.5 {
                 let count = Stmt {
                     sql: format!(
                         "SELECT count(*) FROM ({})",
@@ -505,6 +526,7 @@ pub fn measure(b: &mut SqliteBackend, stmt: &Stmt) -> Result<Measured> {
                 counted.3,
                 counted.4,
                 sorted_rows,
+                counted.5,
             ))
         })?;
     let vm = u64::try_from(vm).unwrap_or(0);
@@ -514,7 +536,7 @@ pub fn measure(b: &mut SqliteBackend, stmt: &Stmt) -> Result<Measured> {
     // (each step past the first row). Otherwise derive rows from steps: the
     // rows returned took the returning path, the rest the rejecting one.
     let (examined, estimated) = if cost.loops == 1 && fullscan > 0 {
-        (fullscan + 1, false)
+        (fullscan + u64::from(!stopped), false)
     } else {
         // Rows handed to a sort took the sorting path; else the rows
         // returned took the returning path.
@@ -541,6 +563,7 @@ pub fn measure(b: &mut SqliteBackend, stmt: &Stmt) -> Result<Measured> {
         sort_input_rows: sorted_rows,
         counters,
         forced: false,
+        stopped,
         rows_read_by_table: Default::default(),
         plan: None,
     })
