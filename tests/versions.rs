@@ -370,11 +370,12 @@ macro_rules! systems {
     };
 }
 
+systems!(procrastinate: "procrastinate");
+
 systems!(
     not yet:
     pg_boss: "pg-boss",
     graphile_worker: "graphile-worker",
-    procrastinate: "procrastinate",
     pgqueuer: "pgqueuer",
     oban: "oban",
     river: "river",
