@@ -525,6 +525,11 @@ pub struct Layout {
     /// A query counting dead letters the system keeps in another table
     /// (Laravel's `failed_jobs`), per queue: `SELECT queue, count(*) ...`.
     pub failed_counts: Option<String>,
+    /// A query counting finished jobs the system keeps only as history in
+    /// another table (PgQueuer deletes a finished job and logs it in
+    /// pgqueuer_log), per queue and state: `SELECT queue, state, count(*)`
+    /// with state `done`, `failed` or `cancelled`.
+    pub history_counts: Option<String>,
 }
 
 /// A table whose rows are locks (`SELECT ... FOR UPDATE` semaphores).
@@ -593,6 +598,7 @@ impl Layout {
             steps: Default::default(),
             semaphore: None,
             failed_counts: None,
+            history_counts: None,
         }
     }
 
@@ -754,10 +760,15 @@ impl Layout {
                 .then(|| checked_sql(stale, "stale predicate").map(str::to_string))
                 .transpose()?;
         }
+        // An empty one removes it (an older release with no default).
         if let Some(after) = &overrides.stale_after {
-            self.stale_after = Some(crate::duration::parse_positive_duration(after).map_err(
-                |e| QctlError::usage(format!("invalid stale_after {after:?} in [layout]: {e}")),
-            )?);
+            self.stale_after = (!after.is_empty())
+                .then(|| {
+                    crate::duration::parse_positive_duration(after).map_err(|e| {
+                        QctlError::usage(format!("invalid stale_after {after:?} in [layout]: {e}"))
+                    })
+                })
+                .transpose()?;
         }
         if let Some(null_due_is_now) = overrides.null_due_is_now {
             self.null_due_is_now = null_due_is_now;
@@ -802,6 +813,13 @@ impl Layout {
         }
         if let Some(sql) = &overrides.failed_counts {
             self.failed_counts = Some(checked_sql(sql, "failed_counts")?.to_string());
+        }
+        // An empty query removes it (an older release keeps its history
+        // elsewhere, or not at all).
+        if let Some(sql) = &overrides.history_counts {
+            self.history_counts = (!sql.is_empty())
+                .then(|| checked_sql(sql, "history_counts").map(str::to_string))
+                .transpose()?;
         }
         if let Some(semaphore) = &overrides.semaphore {
             TableName::parse(&semaphore.table)?;
@@ -948,6 +966,10 @@ pub struct LayoutOverrides {
     /// Dead letters kept in another table, counted per queue:
     /// `"SELECT queue, count(*) FROM failed_jobs GROUP BY queue"`.
     pub failed_counts: Option<String>,
+    /// Finished jobs kept only as history elsewhere, counted per queue and
+    /// state: `"SELECT entrypoint, 'done', count(*) FROM pgqueuer_log
+    /// WHERE status = 'successful' GROUP BY entrypoint"`.
+    pub history_counts: Option<String>,
 }
 
 impl LayoutOverrides {
@@ -972,6 +994,7 @@ impl LayoutOverrides {
             steps,
             semaphore,
             failed_counts,
+            history_counts,
         } = self;
         let StatusOverrides {
             pending,
@@ -1009,6 +1032,7 @@ impl LayoutOverrides {
             && steps.is_empty()
             && semaphore.is_none()
             && failed_counts.is_none()
+            && history_counts.is_none()
     }
 }
 
@@ -1109,6 +1133,27 @@ mod tests {
             TableName::parse("q.jobs").unwrap().quoted(),
             "\"q\".\"jobs\""
         );
+    }
+
+    /// An older release's overlay removes what the newest has: an empty
+    /// stale_after (no default threshold) and an empty history_counts.
+    #[test]
+    fn an_overlay_removes_a_default_threshold_and_history() {
+        let mut layout = crate::presets::own("default").unwrap();
+        let newest: LayoutOverrides = toml::from_str(
+            "stale_after = \"30s\"\nhistory_counts = \"SELECT queue, 'done', 1 FROM log GROUP BY 1\"",
+        )
+        .unwrap();
+        layout.apply_overrides(&newest).unwrap();
+        assert_eq!(layout.stale_after, Some(std::time::Duration::from_secs(30)));
+        assert!(layout.history_counts.is_some());
+        let older: LayoutOverrides =
+            toml::from_str("stale_after = \"\"\nhistory_counts = \"\"").unwrap();
+        layout.apply_overrides(&older).unwrap();
+        assert_eq!(layout.stale_after, None);
+        assert_eq!(layout.history_counts, None);
+        let bad: LayoutOverrides = toml::from_str("stale_after = \"soon\"").unwrap();
+        assert!(layout.apply_overrides(&bad).is_err());
     }
 
     #[test]

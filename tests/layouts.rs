@@ -245,3 +245,81 @@ fn writes_a_table_needs_and_null_due_times() {
         1
     );
 }
+
+/// A system that deletes finished jobs and keeps them only as history in
+/// a log (PgQueuer's pgqueuer_log): `history_counts` counts them, and a
+/// table with no failed state and no attempt limit is still reaped (its
+/// jobs are never exhausted, so nothing is dead-lettered).
+#[test]
+fn history_kept_in_a_log_is_counted_and_a_table_without_failed_state_is_reaped() {
+    let db = PgDb::new();
+    db.exec(
+        "CREATE TYPE st AS ENUM ('queued', 'picked');
+         CREATE TABLE q (id bigserial PRIMARY KEY, ep text NOT NULL, status st NOT NULL,
+           payload bytea, heartbeat timestamptz NOT NULL DEFAULT now(), updated timestamptz NOT NULL DEFAULT now());
+         CREATE TABLE q_log (id bigserial PRIMARY KEY, job_id bigint, status text, ep text);
+         INSERT INTO q (ep, status, heartbeat) VALUES ('a', 'queued', now()), ('a', 'picked', now() - interval '1 hour'),
+           ('b', 'picked', now());
+         INSERT INTO q_log (job_id, status, ep) VALUES (10, 'successful', 'a'), (11, 'successful', 'b'),
+           (12, 'exception', 'a'), (13, 'canceled', 'b'), (14, 'queued', 'a');",
+    );
+    std::fs::write(
+        db.dir.path().join("qctl.toml"),
+        "[layout]\ntable = \"q\"\non_complete = \"delete\"\n\
+         history_counts = \"SELECT ep, CASE status WHEN 'successful' THEN 'done' WHEN 'exception' THEN 'failed' ELSE 'cancelled' END, count(*) FROM q_log WHERE status <> 'queued' GROUP BY 1, 2\"\n\
+         [layout.columns]\nqueue = \"ep\"\nlocked_at = \"heartbeat\"\nupdated_at = \"updated\"\n\
+         [layout.statuses]\npending = \"queued\"\nrunning = \"picked\"\n",
+    )
+    .unwrap();
+    let stats = json(db.run(&["--format", "json", "stats", "--exact"]));
+    let total = &stats["total"];
+    assert_eq!(
+        (total["pending"].as_i64(), total["running"].as_i64()),
+        (Some(1), Some(2)),
+        "{stats}"
+    );
+    assert_eq!(
+        (
+            total["done"].as_i64(),
+            total["failed"].as_i64(),
+            total["cancelled"].as_i64()
+        ),
+        (Some(2), Some(1), Some(1)),
+        "{stats}"
+    );
+    let per_queue: Vec<(String, i64)> = stats["queues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| {
+            (
+                q["queue"].as_str().unwrap().to_string(),
+                q["done"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        per_queue.contains(&("a".into(), 1)) && per_queue.contains(&("b".into(), 1)),
+        "{stats}"
+    );
+    let reaped = json(db.run(&["--format", "json", "reap", "--timeout", "10m"]));
+    assert_eq!(
+        (
+            reaped["requeued"].as_i64(),
+            reaped["dead_lettered"].as_i64()
+        ),
+        (Some(1), Some(0)),
+        "{reaped}"
+    );
+    assert_eq!(db.count_in("q", "status = 'queued'"), 2);
+    // A history query naming another state is refused, saying which.
+    std::fs::write(
+        db.dir.path().join("qctl.toml"),
+        "[layout]\ntable = \"q\"\nhistory_counts = \"SELECT ep, 'lost', 1 FROM q GROUP BY 1\"\n\
+         [layout.columns]\nqueue = \"ep\"\n[layout.statuses]\npending = \"queued\"\nrunning = \"picked\"\n",
+    )
+    .unwrap();
+    let run = db.run(&["stats"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("\"lost\""), "{}", run.stderr);
+}

@@ -689,8 +689,11 @@ fn pgqueuer() {
             ("scheduled", 2),
             ("running", 2),
             ("stale", 1),
-            ("done", 0),
-            ("failed", 1),
+            // Finished jobs live on only in pgqueuer_log: one successful,
+            // one exception (beside the held failure), one canceled.
+            ("done", 1),
+            ("failed", 2),
+            ("cancelled", 1),
             ("other", 0),
         ],
     );
@@ -712,11 +715,21 @@ fn pgqueuer() {
         db.int("SELECT count(*) FROM pgqueuer WHERE id = 9 AND status = 'queued' AND attempts = 0 AND queue_manager_id IS NULL AND execute_after <= now()"),
         1
     );
-    // pgq requeue: attempts back to 0.
+    // Back in the queue, logged 'queued', as PgQueuer logs every job it
+    // puts back.
+    assert_eq!(
+        db.int("SELECT count(*) FROM pgqueuer_log WHERE job_id = 9 AND status = 'queued' AND id = (SELECT max(id) FROM pgqueuer_log)"),
+        1
+    );
+    // pgq requeue: attempts back to 0, logged 'queued'.
     db.exec("UPDATE pgqueuer SET attempts = 3 WHERE id = 6");
     db.json(&["retry", "6"]);
     assert_eq!(
         db.int("SELECT count(*) FROM pgqueuer WHERE id = 6 AND status = 'queued' AND attempts = 0 AND execute_after <= now()"),
+        1
+    );
+    assert_eq!(
+        db.int("SELECT count(*) FROM pgqueuer_log WHERE job_id = 6 AND status = 'queued' AND id = (SELECT max(id) FROM pgqueuer_log)"),
         1
     );
 }

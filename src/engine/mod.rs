@@ -685,7 +685,7 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
         .map(String::from)
         .collect();
     let exact = request.exact;
-    let (by_queue, done) = in_tx(b, TxMode::Read, true, |b| {
+    let (by_queue, done, history) = in_tx(b, TxMode::Read, true, |b| {
         let mut by_queue: BTreeMap<Option<String>, Counts> = BTreeMap::new();
         let clock = b.clock()?;
         fn entry<'m>(
@@ -743,6 +743,27 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
                 entry(&mut by_queue, queue, &blank).failed += n;
             }
         }
+        // Finished jobs the system keeps only as history in another table
+        // (PgQueuer's pgqueuer_log), per queue and state.
+        let mut history: Vec<(Option<String>, String, i64)> = Vec::new();
+        if let Some(sql) = b.table().layout.history_counts.clone() {
+            for row in b.query(&Stmt::plain(sql))? {
+                let mut row = row.into_iter();
+                let queue = row.next().and_then(Value::into_text);
+                let state = row.next().and_then(Value::into_text).unwrap_or_default();
+                let n = row.next().and_then(|v| v.as_i64()).unwrap_or(0);
+                match state.as_str() {
+                    "done" | "failed" | "cancelled" => history.push((queue, state, n)),
+                    other => {
+                        return Err(QctlError::usage(format!(
+                            "the {} layout's history_counts gave the state {other:?}: it counts \
+                             done, failed or cancelled jobs",
+                            b.table().layout.preset
+                        )));
+                    }
+                }
+            }
+        }
         // Values no state claims: found with a loose index scan, then
         // counted one by one, so nothing stored is ever dropped silently.
         // Told by predicates, the rows none matches are counted at once.
@@ -787,11 +808,20 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
             .map(|c| c.pending + c.running + c.failed + c.cancelled + c.other)
             .sum();
         let done = done_counts(b, exact, not_done)?;
-        Ok((by_queue, done))
+        Ok((by_queue, done, history))
     })?;
     let mut by_queue = by_queue;
     for (queue, n) in done.by_queue {
         by_queue.entry(queue).or_insert_with(|| blank.clone()).done = n;
+    }
+    // After the sample's estimate, which counts only the table's rows.
+    for (queue, state, n) in history {
+        let counts = by_queue.entry(queue).or_insert_with(|| blank.clone());
+        match state.as_str() {
+            "done" => counts.done += n,
+            "failed" => counts.failed += n,
+            _ => counts.cancelled += n,
+        }
     }
     let mut stats = Stats::from_queues(
         b.name(),
@@ -800,7 +830,8 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
         done.estimated,
         request.stale,
     );
-    stats.has_cancelled = b.table().layout.statuses.has(Status::Cancelled);
+    stats.has_cancelled = b.table().layout.statuses.has(Status::Cancelled)
+        || b.table().layout.history_counts.is_some();
     stats.has_queue_column = b.table().layout.column(Concept::Queue).is_some();
     stats.notes.extend(done.note);
     Ok(stats)

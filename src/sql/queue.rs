@@ -251,6 +251,12 @@ impl<'t> QueueSql<'t> {
             .join(", ")
     }
 
+    /// Whether the layout can tell a job that used its attempts: it has
+    /// both the attempts and the limit.
+    fn can_exhaust(&self) -> bool {
+        self.t.q(Concept::Attempts).is_some() && self.t.q(Concept::MaxAttempts).is_some()
+    }
+
     /// Whether a job has used its attempts (never, without both columns).
     pub fn exhausted(&self) -> String {
         match (self.t.q(Concept::Attempts), self.t.q(Concept::MaxAttempts)) {
@@ -999,6 +1005,12 @@ impl<'t> QueueSql<'t> {
         // its system's own error text (`last_error = "keep"`) keeps it.
         let column = self.t.writable(Concept::LastError);
         let (dead_note, requeue_note) = self.reap_notes(rule, b);
+        // Without attempts and a limit no job is ever exhausted: such a
+        // layout never dead-letters, so its reap needs no failed state
+        // (PgQueuer 0.x has none).
+        if !self.can_exhaust() {
+            return self.requeue_sets(column.map(|c| set(c, requeue_note)), b);
+        }
         let dead = self.dead_letter_sets_with(column.clone().map(|c| set(c, dead_note)), b)?;
         let requeue = self.requeue_sets(column.map(|c| set(c, requeue_note)), b)?;
         Ok(self.either(&self.exhausted(), dead, requeue))
