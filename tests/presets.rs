@@ -772,7 +772,7 @@ fn que() {
     assert_refused(
         &db,
         &["reap"],
-        "advisory locks end with its database session",
+        "no stale state to reap: a running job holds its worker's session advisory lock, which ends with its database session",
     );
     // The worker's session ends: the job is ready again, unchanged.
     drop(locker);
