@@ -53,10 +53,10 @@ impl IndexSpec {
         let sql = QueueSql::new(t, chrono::Utc::now());
         let d = t.dialect;
         let mut columns: Vec<String> = Vec::new();
-        // A partial index's predicate must not depend on the clock.
-        let pending = sql
-            .state(Status::Pending)
-            .filter(|p| !p.to_ascii_lowercase().contains("now"));
+        // A partial index's predicate must not depend on the clock, nor
+        // read another table: only such conjuncts of the pending state's
+        // predicate are kept (Que's pending is told by pg_locks).
+        let pending = sql.state(Status::Pending).and_then(|p| indexable(&p));
         let predicate = if d.partial_indexes { pending } else { None };
         if predicate.is_none()
             && let Some(status) = t.q(Concept::Status)
@@ -226,4 +226,132 @@ pub fn table_ddl(t: &QueueTable) -> String {
                 .unwrap_or("utf8mb4_bin")
         )
     )
+}
+
+/// The conjuncts of a state's predicate a partial index may hold: not one
+/// that reads the clock or holds a subquery. `None` when none is left.
+fn indexable(predicate: &str) -> Option<String> {
+    let usable = |c: &str| {
+        let lower = c.to_ascii_lowercase();
+        !lower.contains("now")
+            && !lower
+                .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+                .any(|w| w == "select")
+    };
+    let predicate = unwrap_parens(predicate.trim());
+    let conjuncts = top_level_and(predicate);
+    // `x BETWEEN a AND b` is one condition: keep such a predicate whole.
+    let between = predicate
+        .to_ascii_lowercase()
+        .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+        .any(|w| w == "between");
+    if between {
+        return usable(predicate).then(|| predicate.to_string());
+    }
+    let kept: Vec<&str> = conjuncts.into_iter().filter(|c| usable(c)).collect();
+    (!kept.is_empty()).then(|| kept.join(" AND "))
+}
+
+/// A predicate without the parentheses that wrap all of it.
+fn unwrap_parens(mut predicate: &str) -> &str {
+    while predicate.starts_with('(') && predicate.ends_with(')') {
+        // The first parenthesis must close at the very end.
+        let mut depth = 0i32;
+        let mut closes_at_end = true;
+        for (i, b) in predicate.bytes().enumerate() {
+            match b {
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 && i + 1 < predicate.len() {
+                closes_at_end = false;
+                break;
+            }
+        }
+        if !closes_at_end {
+            break;
+        }
+        predicate = predicate[1..predicate.len() - 1].trim();
+    }
+    predicate
+}
+
+/// A predicate split on its top-level `AND`s (outside parentheses and
+/// quotes).
+fn top_level_and(predicate: &str) -> Vec<&str> {
+    let bytes = predicate.as_bytes();
+    let (mut depth, mut quote, mut start) = (0i32, None::<u8>, 0usize);
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match quote {
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None => match b {
+                b'\'' | b'"' => quote = Some(b),
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                _ if depth == 0
+                    && i > 0
+                    && bytes[i - 1].is_ascii_whitespace()
+                    && bytes.len() > i + 3
+                    && bytes[i..i + 3].eq_ignore_ascii_case(b"and")
+                    && bytes[i + 3].is_ascii_whitespace() =>
+                {
+                    parts.push(predicate[start..i].trim());
+                    start = i + 3;
+                    i += 3;
+                    continue;
+                }
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    parts.push(predicate[start..].trim());
+    parts.into_iter().filter(|p| !p.is_empty()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::indexable;
+
+    #[test]
+    fn a_partial_index_keeps_only_the_conjuncts_it_may_hold() {
+        assert_eq!(
+            indexable("status = 'pending'").as_deref(),
+            Some("status = 'pending'")
+        );
+        // Que: unfinished, and not locked (a subquery over pg_locks).
+        assert_eq!(
+            indexable(
+                "finished_at IS NULL AND expired_at IS NULL AND que_jobs.id NOT IN (SELECT (l.classid::int8 << 32) | l.objid::int8 FROM pg_locks l WHERE l.granted AND l.locktype = 'advisory')"
+            )
+            .as_deref(),
+            Some("finished_at IS NULL AND expired_at IS NULL")
+        );
+        assert_eq!(
+            indexable("locked_at IS NULL AND (run_at <= now() OR a AND b)").as_deref(),
+            Some("locked_at IS NULL")
+        );
+        assert_eq!(
+            indexable("x = 'a AND b' AND y = 1").as_deref(),
+            Some("x = 'a AND b' AND y = 1")
+        );
+        assert_eq!(indexable("EXISTS (SELECT 1 FROM t WHERE t.id = id)"), None);
+        assert_eq!(
+            indexable("(a IS NULL AND b NOT IN (SELECT 1))").as_deref(),
+            Some("a IS NULL")
+        );
+        assert_eq!(
+            indexable("(a = 1) OR (b = 2)").as_deref(),
+            Some("(a = 1) OR (b = 2)")
+        );
+        assert_eq!(
+            indexable("n BETWEEN 1 AND 2").as_deref(),
+            Some("n BETWEEN 1 AND 2")
+        );
+    }
 }
