@@ -370,16 +370,18 @@ macro_rules! systems {
     };
 }
 
-systems!(procrastinate: "procrastinate");
+systems!(
+    procrastinate: "procrastinate",
+    pgqueuer: "pgqueuer",
+    que: "que",
+);
 
 systems!(
     not yet:
     pg_boss: "pg-boss",
     graphile_worker: "graphile-worker",
-    pgqueuer: "pgqueuer",
     oban: "oban",
     river: "river",
-    que: "que",
     good_job: "good_job",
     solid_queue: "solid_queue",
     quartz: "quartz",
