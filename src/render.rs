@@ -349,6 +349,9 @@ fn stats_table(stats: &Stats, watch: Option<Option<&Trend>>, styles: &Styles) ->
             notes.push(format!("stale: locked longer than {}", format_age(t)))
         }
         (Some("layout"), _) => notes.push("stale: as the queue system judges it".to_string()),
+        (Some("none"), _) => notes.push(
+            "stale: never; the queue system has no stale state (see qctl layouts)".to_string(),
+        ),
         (Some(_), _) => notes.push("stale: lease expired".to_string()),
         (None, _) => {
             notes.push("stale: unknown without a lease column; pass --timeout".to_string())

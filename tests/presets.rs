@@ -763,11 +763,11 @@ fn que() {
         ],
     );
     assert_eq!(db.json(&["show", "4"])["locked_by"], pid.to_string());
-    assert_eq!(
-        db.json(&["stats"])["total"]["stale"],
-        Value::Null,
-        "never stale"
-    );
+    let stats = db.json(&["stats"]);
+    assert_eq!(stats["total"]["stale"], 0, "never stale: {stats}");
+    assert_eq!(stats["stale_rule"], "none", "{stats}");
+    let timeout = db.run(&["stats", "--timeout", "1m"]);
+    timeout.assert_error("--timeout and --max-stale do not apply to Que");
     assert_explains_own_claim(&db, "job_schema_version = 2");
     assert_refused(
         &db,

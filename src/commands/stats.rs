@@ -27,6 +27,14 @@ pub fn run(ctx: &Ctx, args: &StatsArgs) -> Result<u8> {
         ));
     }
     let mut backend = ctx.open(Access::Read)?;
+    let layout = &backend.table().layout;
+    if crate::engine::never_stale(layout) && (args.timeout.is_some() || args.max_stale.is_some()) {
+        return Err(QctlError::usage(format!(
+            "--timeout and --max-stale do not apply to {}: {}",
+            layout.system.as_deref().unwrap_or(&layout.preset),
+            layout.refusals["reap"]
+        )));
+    }
     let request = StatsRequest {
         exact: args.exact,
         stale: stale_rule(&backend.table().layout, args.timeout),

@@ -645,6 +645,12 @@ fn pause_after<B: Backend + ?Sized>(b: &B, started: std::time::Instant) {
     std::thread::sleep(pause);
 }
 
+/// Whether the layout's system has no stale state: its preset refuses
+/// reap, having nothing to reap.
+pub fn never_stale(layout: &crate::layout::Layout) -> bool {
+    layout.refusals.contains_key("reap")
+}
+
 /// Whether any pending job is left (the bench's stop condition).
 pub fn pending_exists<B: Backend + ?Sized>(b: &mut B) -> Result<bool> {
     let state = sql(b).state_or_none(Status::Pending);
@@ -834,6 +840,15 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
         || b.table().layout.history_counts.is_some();
     stats.has_queue_column = b.table().layout.column(Concept::Queue).is_some();
     stats.notes.extend(done.note);
+    // A system with no stale state (its running jobs hold session locks
+    // that die with their worker: Que, GoodJob): none is stale, ever.
+    if request.stale.is_none() && never_stale(&b.table().layout) {
+        stats.stale_rule = Some("none");
+        stats.total.stale = Some(0);
+        for queue in &mut stats.queues {
+            queue.counts.stale = Some(0);
+        }
+    }
     Ok(stats)
 }
 
