@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Puts promtool, Prometheus's own checker of the text format, where the
-# metrics tests look for it: target/tools/promtool. It comes from Debian's
-# `prometheus` package, unpacked rather than installed (only promtool is
-# needed; installing would also start a Prometheus server). Does nothing
-# when promtool is already there or on PATH.
+# Puts Prometheus's own tools where the tests look for them:
+# target/tools/promtool (the checker of the text format and of alert rules)
+# and target/tools/prometheus (the server that scrapes `qctl serve` in the
+# exporter's tests). Both come from Debian's `prometheus` package, unpacked
+# rather than installed (installing would also start a Prometheus server as
+# a service). Does nothing for a tool already there or on PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 tools=target/tools
-if command -v promtool >/dev/null 2>&1 || [ -x "$tools/promtool" ]; then
+missing=()
+for tool in promtool prometheus; do
+  if ! command -v "$tool" >/dev/null 2>&1 && ! [ -x "$tools/$tool" ]; then
+    missing+=("$tool")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 work=$(mktemp -d)
@@ -22,5 +29,7 @@ fi
 dpkg-deb -x prometheus_*.deb unpacked
 cd - >/dev/null
 mkdir -p "$tools"
-install -m 0755 "$work/unpacked/usr/bin/promtool" "$tools/promtool"
-"$tools/promtool" --version | head -n 1
+for tool in "${missing[@]}"; do
+  install -m 0755 "$work/unpacked/usr/bin/$tool" "$tools/$tool"
+  "$tools/$tool" --version 2>&1 | head -n 1
+done
