@@ -172,3 +172,178 @@ pub fn presets_reference() -> String {
     }
     out
 }
+
+/// `qctl demo --format json`: the steps it ran and what each returned.
+/// Only its schema is made from this; the tests validate what demo
+/// prints against it.
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)]
+struct DemoDocument {
+    /// The demo's database (no password).
+    database: String,
+    steps: Vec<DemoStep>,
+}
+
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)]
+struct DemoStep {
+    /// The command as typed after `qctl`.
+    command: String,
+    result: DemoResult,
+}
+
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum DemoResult {
+    Stats(crate::model::Stats),
+    Explain(crate::explain::ExplainReport),
+    Reap(crate::model::ReapOutcome),
+}
+
+/// One line of `qctl --format json reap --stream`: a reaped job as its
+/// batch commits, and the summary last.
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum ReapStreamLine {
+    Job(crate::model::ReapedJob),
+    Summary(crate::model::ReapOutcome),
+}
+
+/// The JSON Schema of every JSON document qctl prints, and of the
+/// exporter's targets file, as (file name, text) for
+/// `docs/schema/vN/`: one file per command (the same document under each
+/// name that prints it), `-watch`/`-stream`/`-log` for the line-per-event
+/// forms. Made from the report types themselves, so a field cannot change
+/// without its schema changing; tests/schema.rs holds the version rule.
+pub fn json_schemas() -> Vec<(String, String)> {
+    use schemars::JsonSchema;
+    use schemars::generate::SchemaSettings;
+
+    use crate::model;
+
+    fn output<T: JsonSchema>() -> schemars::Schema {
+        SchemaSettings::draft2020_12()
+            .for_serialize()
+            .into_generator()
+            .into_root_schema_for::<T>()
+    }
+    let documents: Vec<(&str, &str, schemars::Schema)> = vec![
+        (
+            "stats",
+            "qctl stats --format json",
+            output::<model::Stats>(),
+        ),
+        (
+            "stats-watch",
+            "one line of qctl stats --watch --format json",
+            output::<model::WatchFrame>(),
+        ),
+        (
+            "enqueue",
+            "qctl enqueue --format json",
+            output::<model::EnqueueOutcome>(),
+        ),
+        ("claim", "qctl claim --format json", output::<model::Job>()),
+        ("show", "qctl show --format json", output::<model::Job>()),
+        (
+            "complete",
+            "qctl complete --format json",
+            output::<model::Job>(),
+        ),
+        ("fail", "qctl fail --format json", output::<model::Job>()),
+        (
+            "list",
+            "qctl list --format json",
+            output::<model::JobList>(),
+        ),
+        (
+            "retry",
+            "qctl retry --format json",
+            output::<model::RetryOutcome>(),
+        ),
+        (
+            "reap",
+            "qctl reap --format json",
+            output::<model::ReapOutcome>(),
+        ),
+        (
+            "reap-stream",
+            "one line of qctl reap --stream --format json",
+            output::<ReapStreamLine>(),
+        ),
+        (
+            "purge",
+            "qctl purge --format json",
+            output::<model::PurgeOutcome>(),
+        ),
+        (
+            "init",
+            "qctl init --format json",
+            output::<model::InitReport>(),
+        ),
+        (
+            "explain-claim",
+            "qctl explain-claim --format json",
+            output::<crate::explain::ExplainReport>(),
+        ),
+        (
+            "blocked",
+            "qctl blocked --format json",
+            output::<model::BlockedReport>(),
+        ),
+        (
+            "locks",
+            "qctl locks --format json",
+            output::<model::LocksReport>(),
+        ),
+        (
+            "layouts",
+            "qctl layouts --format json",
+            output::<model::LayoutsReport>(),
+        ),
+        (
+            "doctor",
+            "qctl doctor --format json",
+            output::<model::DoctorReport>(),
+        ),
+        (
+            "bench",
+            "qctl bench --format json",
+            output::<model::BenchReport>(),
+        ),
+        ("demo", "qctl demo --format json", output::<DemoDocument>()),
+        (
+            "version",
+            "qctl --version --format json",
+            output::<model::VersionInfo>(),
+        ),
+        (
+            "serve-log",
+            "one line of qctl serve's log with --format json (stderr)",
+            output::<model::ServeLogLine>(),
+        ),
+        (
+            "serve-config",
+            "qctl serve --targets FILE: the TOML file, read as JSON",
+            SchemaSettings::draft2020_12()
+                .for_deserialize()
+                .into_generator()
+                .into_root_schema_for::<crate::config::ServeConfig>(),
+        ),
+    ];
+    documents
+        .into_iter()
+        .map(|(name, title, mut schema)| {
+            schema.insert(
+                "$id".into(),
+                format!("urn:qctl:schema:v{}:{name}", model::SCHEMA_VERSION).into(),
+            );
+            schema.insert("title".into(), title.into());
+            let mut text = serde_json::to_string_pretty(&schema).expect("a schema is JSON");
+            text.push('\n');
+            (format!("{name}.json"), text)
+        })
+        .collect()
+}

@@ -51,9 +51,10 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        Err(err) => return clap_exit(&err),
+        Err(err) => return clap_exit(&err, &args),
     };
     match run(cli) {
         Ok(code) => code,
@@ -61,9 +62,18 @@ where
     }
 }
 
-fn clap_exit(err: &clap::Error) -> u8 {
+fn clap_exit(err: &clap::Error, args: &[OsString]) -> u8 {
     use clap::error::ErrorKind;
     match err.kind() {
+        ErrorKind::DisplayVersion if wants_json(args) => {
+            // Which schemas the JSON documents follow, for scripts.
+            let version = model::VersionInfo::current();
+            match serde_json::to_string_pretty(&version) {
+                Ok(text) => println!("{text}"),
+                Err(_) => return exit::ERROR,
+            }
+            exit::OK
+        }
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
             let _ = err.print();
             exit::OK
@@ -75,6 +85,16 @@ fn clap_exit(err: &clap::Error) -> u8 {
             exit::ERROR
         }
     }
+}
+
+/// Whether the arguments ask for `--format json` (clap stops at
+/// `--version` before it has parsed them all).
+fn wants_json(args: &[OsString]) -> bool {
+    let args: Vec<&str> = args.iter().filter_map(|a| a.to_str()).collect();
+    args.contains(&"--format=json")
+        || args
+            .windows(2)
+            .any(|w| w[0] == "--format" && w[1] == "json")
 }
 
 /// Prints an error once, with its cause chain; a closed stdout (`qctl list

@@ -30,7 +30,7 @@ impl StaleRule {
 }
 
 /// A job id: a number for integer id columns, text otherwise (spec §6).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum JobId {
     Int(i64),
@@ -67,12 +67,14 @@ fn serialize_time<S: Serializer>(time: &Option<DateTime<Utc>>, s: S) -> Result<S
 }
 
 /// One job as qctl sees it, whatever the layout.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Job {
     pub id: JobId,
     pub queue: Option<String>,
     /// Canonical status name, or the stored value when it maps to none.
     pub status: String,
+    /// The stored JSON as stored, or a string when it is not JSON.
+    #[schemars(with = "serde_json::Value")]
     pub payload: Payload,
     pub attempts: Option<i64>,
     pub max_attempts: Option<i64>,
@@ -83,19 +85,25 @@ pub struct Job {
     /// attempts counter, or the claim's lock time in microseconds.
     pub fence: Option<i64>,
     #[serde(serialize_with = "serialize_time")]
+    #[schemars(with = "Option<String>")]
     pub run_at: Option<DateTime<Utc>>,
     #[serde(serialize_with = "serialize_time")]
+    #[schemars(with = "Option<String>")]
     pub locked_at: Option<DateTime<Utc>>,
     #[serde(serialize_with = "serialize_time")]
+    #[schemars(with = "Option<String>")]
     pub locked_until: Option<DateTime<Utc>>,
     #[serde(serialize_with = "serialize_time")]
+    #[schemars(with = "Option<String>")]
     pub created_at: Option<DateTime<Utc>>,
     #[serde(serialize_with = "serialize_time")]
+    #[schemars(with = "Option<String>")]
     pub updated_at: Option<DateTime<Utc>>,
     #[serde(
         serialize_with = "serialize_time",
         skip_serializing_if = "Option::is_none"
     )]
+    #[schemars(with = "Option<String>")]
     pub finished_at: Option<DateTime<Utc>>,
     pub last_error: Option<String>,
 }
@@ -155,7 +163,7 @@ pub struct NewJob {
 }
 
 /// Counts for one queue (or the total), spec §6.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct Counts {
     pub pending: i64,
     pub ready: i64,
@@ -209,7 +217,7 @@ impl Counts {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct QueueCounts {
     pub queue: Option<String>,
     #[serde(flatten)]
@@ -260,7 +268,7 @@ impl Stats {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Stats {
     pub backend: &'static str,
     pub table: String,
@@ -283,9 +291,10 @@ pub struct Stats {
 
 /// One refresh of `stats --watch`: the counts, and from the second
 /// refresh on how they moved since the one before.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct WatchFrame {
     #[serde(serialize_with = "serialize_instant")]
+    #[schemars(with = "String")]
     pub sampled_at: DateTime<Utc>,
     /// How often the view refreshes, as asked.
     #[serde(skip)]
@@ -301,7 +310,7 @@ fn serialize_instant<S: Serializer>(time: &DateTime<Utc>, s: S) -> Result<S::Ok,
 }
 
 /// How the counts moved between two refreshes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Trend {
     /// Seconds between the two samples.
     pub seconds: f64,
@@ -316,14 +325,14 @@ pub struct Trend {
 /// Per-interval rates: jobs finished (done, failed or cancelled) per
 /// second, and how the backlog moved. Purging or retrying finished jobs
 /// during the interval lowers the finished rate, even below zero.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, Serialize, schemars::JsonSchema)]
 pub struct Rates {
     pub finished_per_second: f64,
     pub ready_delta: i64,
     pub pending_delta: i64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct QueueRates {
     pub queue: Option<String>,
     #[serde(flatten)]
@@ -381,7 +390,7 @@ impl Trend {
 }
 
 /// What reap does (or would do) to one stale job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReapAction {
     Requeue,
@@ -391,7 +400,7 @@ pub enum ReapAction {
     Release,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ReapedJob {
     pub id: JobId,
     pub queue: Option<String>,
@@ -400,6 +409,7 @@ pub struct ReapedJob {
     pub max_attempts: Option<i64>,
     pub locked_by: Option<String>,
     #[serde(serialize_with = "serialize_time")]
+    #[schemars(with = "Option<String>")]
     pub locked_at: Option<DateTime<Utc>>,
 }
 
@@ -453,7 +463,7 @@ impl ReapOutcome {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ReapOutcome {
     pub dry_run: bool,
     pub requeued: u64,
@@ -469,25 +479,26 @@ pub struct ReapOutcome {
     pub show: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PurgeOutcome {
     pub dry_run: bool,
     pub status: &'static str,
     #[serde(serialize_with = "serialize_time")]
+    #[schemars(with = "Option<String>")]
     pub cutoff: Option<DateTime<Utc>>,
     /// Jobs deleted, or that would be deleted with `dry_run`.
     pub purged: u64,
     pub batches: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RetryOutcome {
     pub dry_run: bool,
     pub retried: u64,
     pub ids: Vec<JobId>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct EnqueueOutcome {
     pub enqueued: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -504,7 +515,7 @@ pub enum FinishOutcome {
 }
 
 /// Claim latency percentiles of a bench run, in milliseconds.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Latency {
     pub p50: f64,
     pub p90: f64,
@@ -533,7 +544,7 @@ impl Latency {
 
 /// One mode of `qctl bench`: how fast the claimers drained the scratch
 /// queue, and the audit of every job.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct BenchRun {
     /// `skip_locked`, `for_update` or `begin_immediate`.
     pub mode: &'static str,
@@ -548,7 +559,7 @@ pub struct BenchRun {
     pub missing: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct BenchReport {
     pub backend: &'static str,
     pub workers: usize,
@@ -568,7 +579,7 @@ impl BenchReport {
 }
 
 /// A session waiting on a lock (`qctl blocked`, PostgreSQL).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct WaitingSession {
     pub pid: i32,
     pub blocked_by: Vec<i32>,
@@ -590,7 +601,7 @@ pub struct WaitingSession {
 }
 
 /// A session (or process) others wait on, or that holds a lock.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct BlockingSession {
     pub pid: i32,
     pub state: Option<String>,
@@ -620,7 +631,7 @@ pub struct BlockingSession {
 /// and the holders form chains; `details` holds what a database says of
 /// its own locking (SQLite: the journal mode and whether a writer holds
 /// the write lock right now).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct BlockedReport {
     pub backend: &'static str,
     pub sessions: Vec<WaitingSession>,
@@ -661,7 +672,7 @@ impl BlockedReport {
 }
 
 /// An advisory lock held or awaited (`qctl locks`, PostgreSQL).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct AdvisoryLock {
     pub pid: i32,
     /// A signed bigint for the one-key form, `[a, b]` for the two-key form.
@@ -683,7 +694,7 @@ pub struct AdvisoryLock {
     pub session_level: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct LocksReport {
     pub backend: &'static str,
     pub locks: Vec<AdvisoryLock>,
@@ -732,13 +743,13 @@ mod tests {
 }
 
 /// The jobs `list` prints.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct JobList {
     pub jobs: Vec<Job>,
 }
 
 /// The result of `init`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct InitReport {
     pub database: String,
     pub table: String,
@@ -746,7 +757,7 @@ pub struct InitReport {
     pub executed: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckStatus {
     Ok,
@@ -754,14 +765,14 @@ pub enum CheckStatus {
     Failed,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Check {
     pub name: &'static str,
     pub status: CheckStatus,
     pub detail: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct DoctorReport {
     pub backend: &'static str,
     pub table: String,
@@ -776,10 +787,142 @@ pub struct DoctorReport {
 }
 
 /// `qctl layouts`' document.
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct LayoutsReport {
     pub presets: Vec<crate::presets::PresetInfo>,
     /// Set when one preset was asked for: its notes are shown in full.
     #[serde(skip)]
     pub detailed: bool,
+}
+
+/// The version of the JSON documents' schemas (`docs/schema/vN/`): raised
+/// whenever a field is removed or changes type, never for an added one.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Why one collection of `qctl serve` failed, as `qctl_scrape_error`'s
+/// `cause` label says.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ScrapeCause {
+    /// The database could not be reached, or the connection was lost.
+    Connect,
+    /// The table, a column or the layout's release is not what qctl reads.
+    Schema,
+    /// The role lacks a privilege the queries need.
+    Privilege,
+    /// A statement ran longer than --statement-timeout, or a lock was held
+    /// longer than --busy-timeout.
+    Timeout,
+    /// Any other error of the stats queries.
+    Query,
+    /// The blocked-sessions query failed (the counts still came).
+    Blocked,
+    /// The claim-query check failed to run (the counts still came).
+    ClaimCheck,
+}
+
+impl ScrapeCause {
+    /// Every cause, in the order the metrics list them.
+    pub const ALL: [ScrapeCause; 7] = [
+        ScrapeCause::Connect,
+        ScrapeCause::Schema,
+        ScrapeCause::Privilege,
+        ScrapeCause::Timeout,
+        ScrapeCause::Query,
+        ScrapeCause::Blocked,
+        ScrapeCause::ClaimCheck,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ScrapeCause::Connect => "connect",
+            ScrapeCause::Schema => "schema",
+            ScrapeCause::Privilege => "privilege",
+            ScrapeCause::Timeout => "timeout",
+            ScrapeCause::Query => "query",
+            ScrapeCause::Blocked => "blocked",
+            ScrapeCause::ClaimCheck => "claim_check",
+        }
+    }
+}
+
+/// Sessions waiting on a lock, as `qctl serve` exports them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BlockedSample {
+    pub sessions: usize,
+    /// How long the longest waiter has waited; None when none waits.
+    pub longest_wait_seconds: Option<f64>,
+}
+
+/// What `qctl serve` knows of one database, as of its last collection.
+#[derive(Debug, Clone, Default)]
+pub struct TargetSample {
+    /// The `target` label's value; None for a lone unnamed target.
+    pub label: Option<String>,
+    /// The last collection reached the database and read the counts.
+    pub up: bool,
+    /// Why the last collection (or a part of it) failed.
+    pub errors: Vec<ScrapeCause>,
+    /// Failed collections (or parts) since start, by cause.
+    pub errors_total: std::collections::BTreeMap<ScrapeCause, u64>,
+    /// Collections run since start: each is one set of queries.
+    pub scrapes_total: u64,
+    /// How long the last collection took.
+    pub duration_seconds: f64,
+    /// When a collection last read the counts.
+    pub last_success: Option<DateTime<Utc>>,
+    /// The counts of the last collection; None while the database is down.
+    pub stats: Option<Stats>,
+    /// None where the database cannot show waiters (SQLite), or the query
+    /// failed.
+    pub blocked: Option<BlockedSample>,
+    /// The verdict of the last claim-query check (`--claim-check`).
+    pub claim_ok: Option<bool>,
+}
+
+/// Everything `qctl serve` exports at one scrape.
+#[derive(Debug, Clone, Default)]
+pub struct ExporterSample {
+    pub version: &'static str,
+    pub targets: Vec<TargetSample>,
+    /// HTTP requests answered since start, by path (`/metrics`,
+    /// `/healthz`, `other`).
+    pub http_requests: Vec<(&'static str, u64)>,
+}
+
+/// One line of `qctl serve`'s log with `--format json`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ServeLogLine {
+    /// RFC 3339, milliseconds.
+    pub time: String,
+    /// `info` or `warn`.
+    pub level: &'static str,
+    /// The target the event is about: its label, else its URL (no
+    /// password); null for the exporter itself.
+    pub target: Option<String>,
+    /// Why a collection failed, for a target going down.
+    pub cause: Option<ScrapeCause>,
+    pub message: String,
+}
+
+/// `qctl --version --format json`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct VersionInfo {
+    /// `qctl`.
+    pub name: &'static str,
+    pub version: &'static str,
+    /// The version of the JSON documents' schemas (docs/schema/vN/).
+    pub schema_version: u32,
+}
+
+impl VersionInfo {
+    pub fn current() -> VersionInfo {
+        VersionInfo {
+            name: "qctl",
+            version: env!("CARGO_PKG_VERSION"),
+            schema_version: SCHEMA_VERSION,
+        }
+    }
 }

@@ -217,11 +217,7 @@ fn stats_watch_prints_one_document_per_refresh() {
         "--format", "json", "stats", "--watch", "100ms", "--count", "3",
     ]);
     run.assert_ok();
-    let docs: Vec<Value> = run
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let docs: Vec<Value> = run.json_lines();
     assert_eq!(docs.len(), 3);
     assert!(docs.iter().all(|d| d["total"]["pending"] == 2));
 }

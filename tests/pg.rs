@@ -285,10 +285,7 @@ fn two_reapers_handle_each_stale_job_exactly_once() {
                     "--stream",
                 ]);
                 run.assert_ok();
-                run.stdout
-                    .lines()
-                    .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
-                    .collect::<Vec<_>>()
+                run.json_lines()
             })
         })
         .collect();
@@ -639,6 +636,7 @@ fn libpq_environment_fills_the_url() {
         String::from_utf8_lossy(&out.stderr)
     );
     let stats: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    common::schema::validate("stats", &stats);
     assert_eq!(stats["total"]["pending"], 1);
     let out = db
         .cmd()

@@ -219,6 +219,7 @@ fn a_role_that_may_only_read_gets_the_read_part_planned() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    common::schema::validate("explain-claim", &report);
     let notes = report["notes"].to_string();
     assert!(
         notes.contains("planned the statement's read part") && notes.contains("privilege"),

@@ -61,12 +61,9 @@ fn qctl(url: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
     }
     cmd.env("HOME", "/nonexistent");
     cmd.envs(env.iter().copied());
-    let out = cmd.args(["-d", url]).args(args).output().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into(),
-        stderr: String::from_utf8_lossy(&out.stderr).into(),
-    }
+    cmd.args(["-d", url]).args(args);
+    let out = cmd.output().unwrap();
+    Run::of(&cmd, out)
 }
 
 fn url(db: &str, host: &str, extra: &str) -> String {

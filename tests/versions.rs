@@ -216,6 +216,9 @@ fn json(db: &dyn Loaded, args: &[&str]) -> (i32, Value, String) {
     full.extend_from_slice(args);
     let run = db.run(&full);
     let value = serde_json::from_str(&run.stdout).unwrap_or(Value::Null);
+    if !value.is_null() {
+        common::schema::validate_run(&run.args, &value);
+    }
     (run.code, value, run.stderr)
 }
 

@@ -40,6 +40,7 @@ fn json_lines_carry_the_rates_of_each_interval() {
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    common::schema::validate("stats-watch", &first);
     assert_eq!(first["trend"], Value::Null, "nothing to compare with yet");
     assert_eq!(first["total"]["ready"], 25, "the stats document, unchanged");
     // Between the two refreshes (one transaction, well inside the interval):
@@ -52,6 +53,7 @@ fn json_lines_carry_the_rates_of_each_interval() {
          COMMIT;",
     );
     let second: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    common::schema::validate("stats-watch", &second);
     assert!(child.wait().unwrap().success());
     let trend = &second["trend"];
     let seconds = trend["seconds"].as_f64().unwrap();

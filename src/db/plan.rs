@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     Error,
@@ -12,7 +12,7 @@ pub enum Severity {
 }
 
 /// What a finding says about a plan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FindingKind {
     /// Every run reads the whole table.
@@ -84,7 +84,7 @@ impl FindingKind {
 }
 
 /// One problem found in a plan.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PlanFinding {
     pub severity: Severity,
     pub kind: FindingKind,
@@ -146,7 +146,7 @@ impl Plan {
 }
 
 /// What one run of a read part did, as the backend counted it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Measured {
     /// The statement that ran: the read part, without locking clauses.
     pub sql: String,

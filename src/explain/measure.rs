@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::db::{FindingKind, Measured, PlanFinding, Severity};
 
 /// A measurement and how it was judged.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Measure {
     #[serde(flatten)]
     pub measured: Measured,

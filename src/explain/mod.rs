@@ -30,7 +30,7 @@ pub use placeholders::{Guess, guess_placeholders};
 pub const SMALL_TABLE_ROWS: f64 = 1_000.0;
 
 /// The check of one query.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct QueryCheck {
     /// `claim`, `reap` or `purge`.
     pub query: &'static str,
@@ -51,7 +51,7 @@ pub struct QueryCheck {
     pub lines: Vec<PlanLine>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ExplainReport {
     pub backend: &'static str,
     pub table: String,

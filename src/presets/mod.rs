@@ -281,7 +281,7 @@ impl Preset {
 }
 
 /// One release line, as `qctl layouts NAME` shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ReleaseInfo {
     pub name: String,
     pub releases: String,
@@ -289,7 +289,7 @@ pub struct ReleaseInfo {
 }
 
 /// What `qctl layouts` prints for one preset.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PresetInfo {
     pub name: String,
     pub system: String,

@@ -6,6 +6,7 @@
 pub mod db;
 pub mod mysql;
 pub mod pg;
+pub mod schema;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -43,6 +44,8 @@ pub struct Run {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
+    /// Its arguments, where known: they say which schema its JSON follows.
+    pub args: Vec<String>,
 }
 
 /// Runs a command with `input` on its stdin.
@@ -61,7 +64,7 @@ pub fn run_with_stdin(mut cmd: Command, input: &str) -> Run {
         .unwrap()
         .write_all(input.as_bytes())
         .unwrap();
-    Run::from(child.wait_with_output().unwrap())
+    Run::of(&cmd, child.wait_with_output().unwrap())
 }
 
 /// Runs a command, killing it if it has not finished within `limit`:
@@ -86,7 +89,7 @@ pub fn run_within(mut cmd: Command, limit: std::time::Duration) -> Run {
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    Run::from(child.wait_with_output().unwrap())
+    Run::of(&cmd, child.wait_with_output().unwrap())
 }
 
 /// Fails when a message shows a Rust value's Debug form instead of words:
@@ -135,16 +138,45 @@ impl Run {
             code: output.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            args: Vec::new(),
         }
     }
 
+    /// The output of `cmd`, which knows its arguments.
+    pub fn of(cmd: &Command, output: Output) -> Run {
+        Run {
+            args: cmd
+                .get_args()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            ..Run::from(output)
+        }
+    }
+
+    /// stdout as one JSON document, validated against its schema.
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+        let value = serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
             panic!(
                 "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
                 self.stdout, self.stderr
             )
-        })
+        });
+        schema::validate_run(&self.args, &value);
+        value
+    }
+
+    /// stdout as one JSON document a line (`stats --watch`, `reap
+    /// --stream`), each validated against its schema.
+    pub fn json_lines(&self) -> Vec<serde_json::Value> {
+        self.stdout
+            .lines()
+            .map(|line| {
+                let value = serde_json::from_str(line)
+                    .unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
+                schema::validate_run(&self.args, &value);
+                value
+            })
+            .collect()
     }
 
     /// Asserts the run failed as bad input must: exit 2, one `qctl: error:`
@@ -214,12 +246,16 @@ impl Sandbox {
         let url = self.url();
         let mut cmd = self.cmd();
         cmd.args(["-d", &url]).args(args);
-        Run::from(cmd.output().expect("run qctl"))
+        let output = cmd.output().expect("run qctl");
+        Run::of(&cmd, output)
     }
 
     /// Runs qctl with exactly these arguments (no `-d`).
     pub fn run_raw(&self, args: &[&str]) -> Run {
-        Run::from(self.cmd().args(args).output().expect("run qctl"))
+        let mut cmd = self.cmd();
+        cmd.args(args);
+        let output = cmd.output().expect("run qctl");
+        Run::of(&cmd, output)
     }
 
     pub fn run_stdin(&self, args: &[&str], stdin: &str) -> Run {

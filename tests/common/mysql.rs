@@ -122,7 +122,8 @@ impl MyDb {
     pub fn run(&self, args: &[&str]) -> Run {
         let mut cmd = self.cmd();
         cmd.args(["-d", &self.url]).args(args);
-        Run::from(cmd.output().expect("run qctl"))
+        let output = cmd.output().expect("run qctl");
+        Run::of(&cmd, output)
     }
 
     pub fn stdin(&self, args: &[&str], input: &str) -> Run {

@@ -127,7 +127,8 @@ impl PgDb {
     pub fn run(&self, args: &[&str]) -> Run {
         let mut cmd = self.cmd();
         cmd.args(["-d", &self.url]).args(args);
-        Run::from(cmd.output().expect("run qctl"))
+        let output = cmd.output().expect("run qctl");
+        Run::of(&cmd, output)
     }
 
     pub fn exec(&self, sql: &str) {
@@ -448,4 +449,54 @@ fn make_certificates(dir: &Path) {
     std::fs::write(&key_path, key.serialize_pem()).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&key_path, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
+
+impl Cluster {
+    /// A cluster of the calling test's own (a fresh directory, a free
+    /// port), for a test that stops and starts the server; `remove` it at
+    /// the end. None when PostgreSQL's binaries are missing.
+    pub fn private(name: &str) -> Option<Cluster> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .ok()?
+            .local_addr()
+            .ok()?
+            .port();
+        Cluster::start(&format!("{name}-{}", std::process::id()), port, false)
+    }
+
+    fn pg_ctl(&self, args: &[&str]) -> std::process::Output {
+        let pg_ctl = pg_bin("pg_ctl").expect("pg_ctl");
+        let data = self.dir.join("data");
+        let mut all = vec!["-D", data.to_str().unwrap()];
+        all.extend_from_slice(args);
+        as_postgres(&pg_ctl, &all)
+    }
+
+    /// Stops the server at once, as a crash or a kill would (`pg_ctl stop
+    /// -m immediate`: no session is told).
+    pub fn kill(&self) {
+        let out = self.pg_ctl(&["-m", "immediate", "-w", "stop"]);
+        assert!(
+            out.status.success(),
+            "pg_ctl stop failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Starts the server again after `kill`.
+    pub fn restart(&self) {
+        let log = self.dir.join("server.log");
+        let out = self.pg_ctl(&["-l", log.to_str().unwrap(), "-w", "-t", "60", "start"]);
+        assert!(
+            out.status.success(),
+            "pg_ctl start failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Stops the server and removes its files.
+    pub fn remove(&self) {
+        let _ = self.pg_ctl(&["-m", "immediate", "-w", "stop"]);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
