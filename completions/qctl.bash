@@ -73,6 +73,9 @@ _qctl() {
             qctl,retry)
                 cmd="qctl__subcmd__retry"
                 ;;
+            qctl,serve)
+                cmd="qctl__subcmd__serve"
+                ;;
             qctl,show)
                 cmd="qctl__subcmd__show"
                 ;;
@@ -136,6 +139,9 @@ _qctl() {
             qctl__subcmd__help,retry)
                 cmd="qctl__subcmd__help__subcmd__retry"
                 ;;
+            qctl__subcmd__help,serve)
+                cmd="qctl__subcmd__help__subcmd__serve"
+                ;;
             qctl__subcmd__help,show)
                 cmd="qctl__subcmd__help__subcmd__show"
                 ;;
@@ -149,7 +155,7 @@ _qctl() {
 
     case "${cmd}" in
         qctl)
-            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help"
+            opts="-d -q -v -h -V --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -923,7 +929,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__help)
-            opts="demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help"
+            opts="demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1189,6 +1195,20 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__help__subcmd__retry)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        qctl__subcmd__help__subcmd__serve)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1700,6 +1720,84 @@ _qctl() {
                     return 0
                     ;;
                 --batch-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --database)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
+                    COMPREPLY=($(compgen -W "auto default app-job-queue river oban pg-boss graphile-worker procrastinate pgqueuer que delayed_job good_job solid_queue quartz laravel" -- "${cur}"))
+                    return 0
+                    ;;
+                --table)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json prometheus junit" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --busy-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --statement-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --index-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        qctl__subcmd__serve)
+            opts="-d -q -v -h -V --listen --interval --claim-check --targets --timeout --exact --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --claim-check)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --targets)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -24,7 +24,7 @@ function __fish_qctl_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c qctl -n "__fish_qctl_needs_command" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_needs_command" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_needs_command" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_needs_command" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -77,10 +77,11 @@ complete -c qctl -n "__fish_qctl_needs_command" -f -a "bench" -d 'Claim throughp
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "layouts" -d 'List the layout presets: the queue systems qctl knows and what it does with each'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "man" -d 'Print a man page (roff): qctl\'s, or a command\'s (`qctl man stats | man -l -`)'
+complete -c qctl -n "__fish_qctl_needs_command" -f -a "serve" -d 'Serve the queues\' metrics over HTTP for Prometheus (/metrics, /healthz), one exporter for several databases'
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l path -d 'The SQLite file to build; a previous demo file there is replaced' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l history -d 'How many finished jobs of history to create' -r
-complete -c qctl -n "__fish_qctl_using_subcommand demo" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand demo" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -113,7 +114,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand demo" -s q -l quiet -d 'Print 
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand init" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand init" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -153,7 +154,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l queue -d 'Queue to
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l run-at -d 'When the job becomes ready: RFC 3339 (2026-01-31T09:00:00Z) or YYYY-MM-DD HH:MM:SS UTC' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l delay -d 'Make the job ready after this long' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l max-attempts -d 'Attempts before the job is dead-lettered [default: 3]' -r
-complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -192,7 +193,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand stats" -l count -d 'With --wat
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l max-ready-age -d 'Exit 1 when the oldest ready job has waited longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l max-stale -d 'Exit 1 when more than N running jobs are stale' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -s o -l output -d 'Write the document to FILE instead of stdout, atomically (a temporary file in the same directory, then a rename), as node_exporter\'s textfile collector needs; with --watch, replaced at every refresh' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand stats" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -238,7 +239,7 @@ cancelled\t''
 other\t'Stored status values no state of the layout claims'"
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l limit -d 'At most this many jobs' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l timeout -d 'With --status stale: judge staleness by lock age instead of lease' -r
-complete -c qctl -n "__fish_qctl_using_subcommand list" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand list" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -271,7 +272,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand list" -s q -l quiet -d 'Print 
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand show" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand show" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -307,7 +308,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand show" -s V -l version -d 'Prin
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l worker -d 'Name recorded as the job\'s lock owner; complete and fail must give the same' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l queue -d 'Claim from this queue [default: default, when the layout has queues]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l lease -d 'How long the worker may hold the job before reap may requeue it [default: 5m, when the layout has a lease column]' -r
-complete -c qctl -n "__fish_qctl_using_subcommand claim" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand claim" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -342,7 +343,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand claim" -s h -l help -d 'Print 
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l worker -d 'The worker that claimed it' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l fence -l attempt -d 'The fence token claim returned: the job changes only if no later claim took it, even by a worker of the same name (--attempt is the same token where it is the attempts counter)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand complete" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand complete" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -379,7 +380,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand fail" -l worker -d 'The worker
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l fence -l attempt -d 'The fence token claim returned: the job changes only if no later claim took it, even by a worker of the same name (--attempt is the same token where it is the attempts counter)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l error -d 'Why it failed, stored in the last-error column' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l retry-delay -d 'With attempts left, make the job ready again after this long' -r
-complete -c qctl -n "__fish_qctl_using_subcommand fail" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand fail" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -415,7 +416,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand fail" -s h -l help -d 'Print h
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l queue -d 'With --all, only this queue' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l batch-size -d 'Jobs per transaction with --all [default: 250 on SQLite, 5000 on PostgreSQL, 1000 on MySQL/MariaDB]' -r
-complete -c qctl -n "__fish_qctl_using_subcommand retry" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -454,7 +455,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand reap" -l timeout -d 'Stale mea
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l queue -d 'Only jobs of this queue' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l batch-size -d 'Jobs per batch; each commits, so claims are never held up for long [default: 250 on SQLite (whose one write lock a batch holds), 5000 on PostgreSQL, 1000 on MySQL/MariaDB]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l show -d 'List at most N reaped jobs (the counts always cover every one)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -495,7 +496,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand purge" -l status -d 'Which fin
 failed\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l queue -d 'Only jobs of this queue' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l batch-size -d 'Jobs per transaction [default: 250 on SQLite, 5000 on PostgreSQL, 1000 on MySQL/MariaDB]' -r
-complete -c qctl -n "__fish_qctl_using_subcommand purge" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -537,7 +538,7 @@ all\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l queue -d 'The queue the claim query is checked for [default: default, when the layout has queues]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l sort-threshold -d 'A temporary sort of more rows than this is an error, not a warning' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l sql -d 'Check the application\'s own claim query from FILE instead of qctl\'s; its placeholders are bound as the application binds them, typed by the columns they are compared with (a guessed value makes the verdict provisional)' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -575,7 +576,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s h -l help -d
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l min-wait -d 'Hide sessions that have waited less than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l max-wait -d 'Exit 1 when any session has waited longer than this (a CI or cron gate)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -609,7 +610,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s v -l verbose -d 'P
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l key -d 'Only this key: a bigint (987654321) or two int4 (11,100); on MySQL/MariaDB, a GET_LOCK name' -r
-complete -c qctl -n "__fish_qctl_using_subcommand locks" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -647,7 +648,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l max-stale -d 'Fail 
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l max-ready-age -d 'Fail when the oldest ready job has waited longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l max-wait -d 'Fail when a session has waited on a lock longer than this (PostgreSQL, MySQL/MariaDB)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l sort-threshold -d 'A temporary sort of more rows than this is an error (as explain-claim)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -687,7 +688,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand bench" -l hold -d 'How long ea
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l mode -d 'Which claims to run on PostgreSQL and MySQL/MariaDB; `both` compares SKIP LOCKED with a plain FOR UPDATE (SQLite claims under its one write lock either way)' -r -f -a "skip-locked\t''
 for-update\t''
 both\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand bench" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand bench" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -720,7 +721,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand bench" -s q -l quiet -d 'Print
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -753,7 +754,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s q -l quiet -d 'Pri
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand completions" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand completions" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -786,7 +787,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand completions" -s q -l quiet -d 
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand man" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand man" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand man" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand man" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -819,24 +820,64 @@ complete -c qctl -n "__fish_qctl_using_subcommand man" -s q -l quiet -d 'Print o
 complete -c qctl -n "__fish_qctl_using_subcommand man" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand man" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand man" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "demo" -d 'Build a realistic sample queue in a new SQLite file and walk through what an operator does'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "init" -d 'Create the queue table and the indexes its hot queries need (idempotent)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "enqueue" -d 'Add one job, or many from a JSONL file or stdin (all or nothing)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "stats" -d 'Queue depth per queue and status, stale jobs, and the age of the oldest ready job'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "list" -d 'List jobs, filtered by queue and status'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "show" -d 'Show one job in full'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "claim" -d 'Claim the next ready job as a worker would'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "complete" -d 'Mark a claimed job done (only while that worker still holds it)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "fail" -d 'Mark a claimed job failed: retried while attempts remain, else dead-lettered'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "retry" -d 'Put dead-lettered (failed) jobs back to pending'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "reap" -d 'Requeue stale running jobs whose worker died; dead-letter those out of attempts'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "purge" -d 'Delete finished jobs older than a given age, in batches'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "explain-claim" -d 'Check that the claim (and reap and purge) queries use an index, and fix them'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "blocked" -d 'Sessions waiting on a lock and the sessions blocking them (SQLite: who holds the file)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "locks" -d 'Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL; MySQL/MariaDB: GET_LOCK user locks)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "doctor" -d 'Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "bench" -d 'Claim throughput and latency with concurrent workers, on a scratch table'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "layouts" -d 'List the layout presets: the queue systems qctl knows and what it does with each'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "completions" -d 'Print a shell completion script'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "man" -d 'Print a man page (roff): qctl\'s, or a command\'s (`qctl man stats | man -l -`)'
-complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -l listen -d 'Address to listen on: HOST:PORT, or :PORT for every interface [default: 127.0.0.1:9187, or `listen` in the targets file]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -l interval -d 'Query each database once per INTERVAL, however often qctl is scraped: scrapes in between get the last results, and one collection never overlaps the next [default: 15s, or `interval` in the targets file]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -l claim-check -d 'Also check the claim query\'s plan as explain-claim does, once per INTERVAL (qctl_claim_query_ok) [default: never, or `claim_check` in the targets file]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -l targets -d 'Watch the databases of this TOML file\'s [[target]] tables (name, database, layout, table, timeout, exact) instead of -d' -r -F
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -l timeout -d 'For -d targets: judge running jobs stale by lock age instead of by lease deadline' -r
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
+default\t''
+app-job-queue\t''
+river\t''
+oban\t''
+pg-boss\t''
+graphile-worker\t''
+procrastinate\t''
+pgqueuer\t''
+que\t''
+delayed_job\t''
+good_job\t''
+solid_queue\t''
+quartz\t''
+laravel\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -l table -d 'Queue table name, overriding the layout\'s (schema.table allowed)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -l format -d 'Output format (prometheus: stats only; junit: doctor only)' -r -f -a "table\t''
+json\t''
+prometheus\t''
+junit\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -l color -d 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -l exact -d 'For -d targets: count finished jobs exactly (slower on big tables) instead of estimating'
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -s V -l version -d 'Print version'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "demo" -d 'Build a realistic sample queue in a new SQLite file and walk through what an operator does'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "init" -d 'Create the queue table and the indexes its hot queries need (idempotent)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "enqueue" -d 'Add one job, or many from a JSONL file or stdin (all or nothing)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "stats" -d 'Queue depth per queue and status, stale jobs, and the age of the oldest ready job'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "list" -d 'List jobs, filtered by queue and status'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "show" -d 'Show one job in full'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "claim" -d 'Claim the next ready job as a worker would'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "complete" -d 'Mark a claimed job done (only while that worker still holds it)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "fail" -d 'Mark a claimed job failed: retried while attempts remain, else dead-lettered'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "retry" -d 'Put dead-lettered (failed) jobs back to pending'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "reap" -d 'Requeue stale running jobs whose worker died; dead-letter those out of attempts'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "purge" -d 'Delete finished jobs older than a given age, in batches'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "explain-claim" -d 'Check that the claim (and reap and purge) queries use an index, and fix them'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "blocked" -d 'Sessions waiting on a lock and the sessions blocking them (SQLite: who holds the file)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "locks" -d 'Advisory locks held or awaited, with decoded keys and the holding session (PostgreSQL; MySQL/MariaDB: GET_LOCK user locks)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "doctor" -d 'Every check at once, for CI: schema, query plans, stale jobs, backlog age, blocking'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "bench" -d 'Claim throughput and latency with concurrent workers, on a scratch table'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "layouts" -d 'List the layout presets: the queue systems qctl knows and what it does with each'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "completions" -d 'Print a shell completion script'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "man" -d 'Print a man page (roff): qctl\'s, or a command\'s (`qctl man stats | man -l -`)'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "serve" -d 'Serve the queues\' metrics over HTTP for Prometheus (/metrics, /healthz), one exporter for several databases'
+complete -c qctl -n "__fish_qctl_using_subcommand help; and not __fish_seen_subcommand_from demo init enqueue stats list show claim complete fail retry reap purge explain-claim blocked locks doctor bench layouts completions man serve help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -45,10 +45,10 @@ pub struct Cli {
 #[command(next_help_heading = "Global options")]
 pub struct GlobalOpts {
     /// Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value
-    /// string, or mysql://... / mariadb://... [default: QCTL_DATABASE_URL, then
-    /// DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]
-    #[arg(short = 'd', long, global = true, value_name = "URL")]
-    pub database: Option<String>,
+    /// string, or mysql://... / mariadb://... (`qctl serve` takes several) [default:
+    /// QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]
+    #[arg(short = 'd', long, global = true, value_name = "URL", action = clap::ArgAction::Append)]
+    pub database: Vec<String>,
 
     /// Config file [default: qctl.toml in the current directory, if present]
     #[arg(long, global = true, value_name = "FILE")]
@@ -186,6 +186,9 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print a man page (roff): qctl's, or a command's (`qctl man stats | man -l -`)
     Man(ManArgs),
+    /// Serve the queues' metrics over HTTP for Prometheus (/metrics, /healthz), one exporter for
+    /// several databases
+    Serve(ServeArgs),
 }
 
 impl Command {
@@ -212,6 +215,7 @@ impl Command {
             Command::Layouts(_) => "layouts",
             Command::Completions(_) => "completions",
             Command::Man(_) => "man",
+            Command::Serve(_) => "serve",
         }
     }
 }
@@ -374,6 +378,52 @@ pub struct StatsArgs {
     /// replaced at every refresh
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+/// The exporter's address unless `--listen` or the targets file says otherwise.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:9187";
+/// How often the exporter queries each database unless told otherwise.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(15);
+
+#[derive(Debug, Args)]
+#[command(
+    after_long_help = "The databases are the -d URLs (each labelled target=\"URL\", \
+    password hidden, when there are several), or the [[target]] tables of --targets FILE (each \
+    labelled by its name); without either, the database every command uses. Each gets one \
+    read-only connection, reconnected with backoff when it fails; qctl_up says whether the last \
+    collection read the counts, qctl_scrape_error{cause} why not. SIGTERM or Ctrl-C stops \
+    accepting, finishes the scrapes under way, closes the connections and exits 0. Logs go to \
+    stderr (JSON lines with --format json). See docs/metrics.md."
+)]
+pub struct ServeArgs {
+    /// Address to listen on: HOST:PORT, or :PORT for every interface [default: 127.0.0.1:9187,
+    /// or `listen` in the targets file]
+    #[arg(long, value_name = "HOST:PORT")]
+    pub listen: Option<String>,
+
+    /// Query each database once per INTERVAL, however often qctl is scraped: scrapes in between
+    /// get the last results, and one collection never overlaps the next [default: 15s, or
+    /// `interval` in the targets file]
+    #[arg(long, value_parser = parse_positive_duration, value_name = "INTERVAL")]
+    pub interval: Option<Duration>,
+
+    /// Also check the claim query's plan as explain-claim does, once per INTERVAL
+    /// (qctl_claim_query_ok) [default: never, or `claim_check` in the targets file]
+    #[arg(long, value_parser = parse_positive_duration, value_name = "INTERVAL")]
+    pub claim_check: Option<Duration>,
+
+    /// Watch the databases of this TOML file's [[target]] tables (name, database, layout,
+    /// table, timeout, exact) instead of -d
+    #[arg(long, value_name = "FILE")]
+    pub targets: Option<PathBuf>,
+
+    /// For -d targets: judge running jobs stale by lock age instead of by lease deadline
+    #[arg(long, value_parser = parse_positive_duration, value_name = "DURATION")]
+    pub timeout: Option<Duration>,
+
+    /// For -d targets: count finished jobs exactly (slower on big tables) instead of estimating
+    #[arg(long)]
+    pub exact: bool,
 }
 
 #[derive(Debug, Args)]

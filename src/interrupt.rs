@@ -16,6 +16,8 @@ static NEXT: AtomicUsize = AtomicUsize::new(0);
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Sections that must run to the end after a cancel (cleanups).
 static CLEANUPS: AtomicUsize = AtomicUsize::new(0);
+/// Loops that stop themselves at an interrupt (`qctl serve`).
+static STOPPERS: AtomicUsize = AtomicUsize::new(0);
 
 /// Installs the handler of Ctrl-C (SIGINT), SIGTERM and SIGHUP: a
 /// service manager's stop cleans up as Ctrl-C does.
@@ -25,11 +27,18 @@ pub fn install() {
             // A second Ctrl-C: stop now.
             std::process::exit(i32::from(crate::error::exit::INTERRUPTED));
         }
-        eprintln!("qctl: interrupted");
+        let stops_itself = STOPPERS.load(Ordering::SeqCst) > 0;
+        if !stops_itself {
+            eprintln!("qctl: interrupted");
+        }
         if let Ok(cancels) = CANCELS.lock() {
             for (_, cancel) in cancels.iter() {
                 cancel();
             }
+        }
+        if stops_itself {
+            // The loop sees `interrupted()`, says so and ends by itself.
+            return;
         }
         // Let a cleanup that is under way finish (bounded), then go.
         for _ in 0..300 {
@@ -84,5 +93,23 @@ impl Drop for CleanupGuard {
         if CLEANUPS.fetch_sub(1, Ordering::SeqCst) == 1 && interrupted() {
             std::process::exit(i32::from(crate::error::exit::INTERRUPTED));
         }
+    }
+}
+
+/// Marks a loop that stops by itself at an interrupt (a server: `qctl
+/// serve`): while the guard lives, Ctrl-C, SIGTERM and SIGHUP cancel what
+/// servers run and set [`interrupted`], and the process does not exit; the
+/// loop notices, finishes what it serves and returns. A second signal
+/// still ends the process at once.
+pub fn stop_here() -> StopGuard {
+    STOPPERS.fetch_add(1, Ordering::SeqCst);
+    StopGuard
+}
+
+pub struct StopGuard;
+
+impl Drop for StopGuard {
+    fn drop(&mut self) {
+        STOPPERS.fetch_sub(1, Ordering::SeqCst);
     }
 }

@@ -25,6 +25,7 @@ pub mod output;
 pub mod presets;
 pub mod render;
 pub mod request;
+pub mod serve;
 pub mod sql;
 pub mod text;
 pub mod url;
@@ -34,11 +35,9 @@ use std::ffi::OsString;
 use anyhow::Result;
 use clap::Parser;
 
-use crate::backend::Target;
 use crate::cli::{Cli, Command, Format};
 use crate::config::Config;
-use crate::ctx::Ctx;
-use crate::db::SqlLog;
+use crate::ctx::{Ctx, Limits, Where};
 use crate::error::exit;
 use crate::output::Output;
 
@@ -135,56 +134,42 @@ fn run(cli: Cli) -> Result<u8> {
         _ => {}
     }
     let config = Config::load(global.config.as_deref())?;
-    let url = resolve_url(global.database.as_deref(), config.database.as_deref());
-    let target = Target::parse(&url)?;
-    let preset = global.layout.as_deref().or(config.layout.preset.as_deref());
-    // With no preset named, qctl finds the queue system from the catalog,
-    // unless the config file describes the table itself.
-    let auto = match preset {
-        Some("auto") => true,
-        Some(_) => false,
-        None => config.layout.describes_only_table(),
-    };
-    let mut layout = match preset {
-        Some(name) if name != "auto" => {
-            // A table in another schema takes the system's other tables
-            // (its workers, its executions) from there too.
-            let schema = global
-                .table
-                .as_deref()
-                .or(config.layout.table.as_deref())
-                .map(layout::TableName::parse)
-                .transpose()?
-                .and_then(|t| t.schema.map(|s| s.to_string()));
-            presets::layout(name, target.backend_name(), schema.as_deref())?
-        }
-        _ => presets::own("default")?,
-    };
-    layout.apply_overrides(&config.layout)?;
-    if let Some(table) = &global.table {
-        layout.set_table(table)?;
-    }
-    // A queue system's preset is fitted to the release its tables are
-    // once the catalog can be read, as `--layout auto`'s choice is.
-    let system_preset = preset.is_some_and(|name| presets::find(name).is_some_and(|p| !p.init));
-    let auto = (auto || system_preset).then(|| presets::AutoSpec {
-        detect: auto,
-        overrides: config.layout.clone(),
-        table: global.table.clone().or(config.layout.table.clone()),
-    });
-    let ctx = Ctx {
-        target,
-        layout,
-        out,
+    let limits = Limits {
         busy_timeout: global.busy_timeout,
         statement_timeout: global.statement_timeout,
         connect_timeout: global.connect_timeout,
         index_timeout: global.index_timeout,
-        sql_log: SqlLog {
-            enabled: global.verbose,
-        },
-        auto,
     };
+    if let Command::Serve(args) = &cli.command {
+        let at = commands::serve::Given {
+            databases: &global.database,
+            resolved: resolve_url(None, config.database.as_deref()),
+            preset: global.layout.as_deref(),
+            table: global.table.as_deref(),
+            overrides: &config.layout,
+        };
+        return commands::serve::run(&at, args, out, limits);
+    }
+    if global.database.len() > 1 {
+        return Err(error::QctlError::usage(format!(
+            "--database is given {} times; only `qctl serve` watches several databases",
+            global.database.len()
+        )));
+    }
+    let url = resolve_url(
+        global.database.first().map(String::as_str),
+        config.database.as_deref(),
+    );
+    let ctx = Ctx::resolve(
+        &Where {
+            url: &url,
+            preset: global.layout.as_deref(),
+            table: global.table.as_deref(),
+            overrides: &config.layout,
+        },
+        out,
+        limits,
+    )?;
     if ctx.out.verbose {
         let layout = if ctx.auto.as_ref().is_some_and(|a| a.detect) {
             // The table is known once the catalog is read ("layout auto:").
@@ -215,7 +200,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Doctor(args) => commands::doctor::run(&ctx, &args),
         Command::Blocked(args) => commands::blocked::run(&ctx, &args),
         Command::Locks(args) => commands::locks::run(&ctx, &args),
-        Command::Completions(_) | Command::Man(_) | Command::Layouts(_) => {
+        Command::Completions(_) | Command::Man(_) | Command::Layouts(_) | Command::Serve(_) => {
             unreachable!("handled before connecting")
         }
     }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use common::Sandbox;
 
-const COMMANDS: [&str; 20] = [
+const COMMANDS: [&str; 21] = [
     "demo",
     "init",
     "enqueue",
@@ -31,6 +31,7 @@ const COMMANDS: [&str; 20] = [
     "layouts",
     "completions",
     "man",
+    "serve",
 ];
 
 #[test]

@@ -25,6 +25,7 @@ const LAYERS: &[&[&str]] = &[
     &["docs", "render"],
     &["output"],
     &["ctx"],
+    &["serve"],
     &["commands"],
     &["lib"],
 ];

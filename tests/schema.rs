@@ -9,7 +9,7 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
@@ -474,4 +474,30 @@ fn every_document_has_a_valid_schema() {
     }
     assert!(names.contains(&"serve-log.json".to_string()));
     assert!(names.contains(&"serve-config.json".to_string()));
+}
+
+/// The example targets file in docs/metrics.md follows the schema.
+#[test]
+fn the_documented_targets_file_follows_its_schema() {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/metrics.md"))
+            .unwrap();
+    let example = text
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("docs/metrics.md shows a targets file");
+    common::schema::validate_toml("serve-config", example);
+    // ... and the schema refuses what qctl refuses.
+    let value: Value =
+        serde_json::to_value(toml::from_str::<toml::Value>(example).unwrap()).unwrap();
+    let mut unknown = value.clone();
+    unknown["target"][0]["port"] = json!(5432);
+    let schema =
+        parse(&std::fs::read_to_string(common::schema::dir().join("serve-config.json")).unwrap());
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    assert!(!validator.is_valid(&unknown));
+    let mut unnamed = value;
+    unnamed["target"][0].as_object_mut().unwrap().remove("name");
+    assert!(!validator.is_valid(&unnamed));
 }

@@ -18,5 +18,6 @@ pub mod man;
 pub mod purge;
 pub mod reap;
 pub mod retry;
+pub mod serve;
 pub mod show;
 pub mod stats;

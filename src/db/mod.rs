@@ -300,6 +300,11 @@ pub trait Planner {
 /// scratch copy.
 pub trait Diagnostics {
     fn blocked(&mut self) -> Result<BlockedReport>;
+    /// Whether [`Diagnostics::blocked`] lists the sessions that wait on a
+    /// lock (SQLite shows only who holds the file).
+    fn shows_waiters(&self) -> bool {
+        false
+    }
     /// Whether [`Diagnostics::locks`] has anything to show.
     fn supports_advisory_locks(&self) -> bool {
         false

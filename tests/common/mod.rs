@@ -7,6 +7,7 @@ pub mod db;
 pub mod mysql;
 pub mod pg;
 pub mod schema;
+pub mod serve;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

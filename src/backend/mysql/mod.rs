@@ -774,6 +774,10 @@ impl Diagnostics for MysqlBackend {
         true
     }
 
+    fn shows_waiters(&self) -> bool {
+        true
+    }
+
     fn locks(&mut self, key: Option<crate::request::LockKey>) -> Result<crate::model::LocksReport> {
         diag::locks(self, key)
     }

@@ -761,6 +761,10 @@ impl Diagnostics for PostgresBackend {
         true
     }
 
+    fn shows_waiters(&self) -> bool {
+        true
+    }
+
     fn locks(&mut self, key: Option<crate::request::LockKey>) -> Result<crate::model::LocksReport> {
         diag::locks(self, key)
     }

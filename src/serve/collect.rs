@@ -1,0 +1,325 @@
+//! One target's collector: its connection, its schedule and what it last
+//! read. A collection runs the same queries as `qctl stats` (and, when
+//! asked, `blocked` and `explain-claim`) on one read-only connection;
+//! it is run once per interval, or less often with backoff while the
+//! database fails, and never while the one before it is running.
+
+use std::time::{Duration, Instant};
+
+use super::{Log, Options, Shared, TargetSpec};
+use crate::db::{Access, Backend};
+use crate::duration::{format_age, format_duration};
+use crate::error::QctlError;
+use crate::model::{BlockedSample, ScrapeCause, Stats, TargetSample};
+use crate::request::{ExplainRequest, ExplainTarget, StatsRequest, default_queue, stale_rule};
+
+/// The longest pause between tries at a failing database (unless the
+/// interval is longer).
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// What went wrong, and where.
+struct Failure {
+    cause: ScrapeCause,
+    error: anyhow::Error,
+}
+
+pub struct Collector {
+    spec: TargetSpec,
+    name: String,
+    interval: Duration,
+    claim_check: Option<Duration>,
+    backend: Option<Box<dyn Backend + Send>>,
+    request: Option<StatsRequest>,
+    /// Collections failed in a row.
+    failures: u32,
+    /// When the database stopped answering, and what was said last.
+    down_since: Option<Instant>,
+    last_failure: Option<(ScrapeCause, String)>,
+    next_claim_check: Option<Instant>,
+    sample: TargetSample,
+    log: Log,
+}
+
+impl Collector {
+    pub fn new(spec: TargetSpec, options: &Options, log: Log) -> Collector {
+        Collector {
+            name: spec.name(),
+            sample: TargetSample {
+                label: spec.label.clone(),
+                ..TargetSample::default()
+            },
+            spec,
+            interval: options.interval,
+            claim_check: options.claim_check,
+            backend: None,
+            request: None,
+            failures: 0,
+            down_since: None,
+            last_failure: None,
+            next_claim_check: None,
+            log,
+        }
+    }
+
+    /// Collects once per interval until the exporter stops, publishing
+    /// each result as target `index`; closes the connection at the end.
+    pub fn run(mut self, index: usize, shared: &Shared) {
+        let mut next = Instant::now();
+        let mut first = true;
+        while shared.sleep_until(next) {
+            let started = Instant::now();
+            self.collect();
+            if crate::interrupt::interrupted() {
+                // Stopped under way (its statement was cancelled): not a
+                // database going down.
+                break;
+            }
+            self.sample.duration_seconds = started.elapsed().as_secs_f64();
+            shared.publish(index, &self.sample, first);
+            first = false;
+            // On the interval's grid from the start of this collection: a
+            // collection that took longer than the interval is followed
+            // at once by the next, never overlapped by it.
+            next = started + self.pause();
+        }
+        // Closes the connection as the database expects, not by a reset.
+        drop(self.backend.take());
+    }
+
+    /// The pause before the next collection: the interval, or while the
+    /// database fails, twice as long after each failure up to a minute.
+    fn pause(&self) -> Duration {
+        if self.failures == 0 {
+            return self.interval;
+        }
+        let grown = self
+            .interval
+            .saturating_mul(1 << (self.failures - 1).min(16));
+        grown.min(MAX_BACKOFF.max(self.interval))
+    }
+
+    /// One collection: the counts, then the optional parts.
+    fn collect(&mut self) {
+        self.sample.scrapes_total += 1;
+        self.sample.errors.clear();
+        let reused = self.backend.is_some();
+        let mut result = self.counts();
+        // A connection that served before and now fails for no reason of
+        // the queries' own (the server restarted, a proxy dropped it):
+        // one try on a fresh connection before the database counts as
+        // down.
+        if let Err(failure) = &result
+            && reused
+            && matches!(failure.cause, ScrapeCause::Query | ScrapeCause::Connect)
+            && !crate::interrupt::interrupted()
+        {
+            self.backend = None;
+            result = self.counts();
+        }
+        match result {
+            Ok(stats) => self.up(stats),
+            Err(failure) => {
+                self.down(failure);
+                return;
+            }
+        }
+        self.blocked();
+        self.claim_check();
+    }
+
+    /// Connects when there is no connection, then reads the counts.
+    fn counts(&mut self) -> Result<Stats, Failure> {
+        if self.backend.is_none() {
+            let backend = self
+                .spec
+                .ctx
+                .connect(Access::Read)
+                .map_err(|error| Failure {
+                    cause: cause_of(&error, true),
+                    error: self.spec.ctx.open_error(error),
+                })?;
+            self.request = Some(StatsRequest {
+                exact: self.spec.exact,
+                stale: stale_rule(&backend.table().layout, self.spec.timeout),
+            });
+            self.backend = Some(backend);
+        }
+        let (Some(backend), Some(request)) = (self.backend.as_mut(), self.request.as_ref()) else {
+            unreachable!("connected above");
+        };
+        crate::engine::stats(backend.as_mut(), request).map_err(|error| Failure {
+            cause: cause_of(&error, false),
+            error,
+        })
+    }
+
+    fn up(&mut self, stats: Stats) {
+        if self.failures > 0 || self.sample.scrapes_total == 1 {
+            let what = match self.down_since.take() {
+                Some(since) => format!(
+                    "up again after {} down",
+                    format_age(since.elapsed().as_secs_f64())
+                ),
+                None => match self.backend.as_ref() {
+                    Some(backend) => format!(
+                        "up: {}, layout {}, table {}",
+                        backend.name(),
+                        backend.table().layout.preset,
+                        backend.table().layout.table
+                    ),
+                    None => "up".to_string(),
+                },
+            };
+            self.log.info(Some(&self.name), &what);
+        }
+        self.failures = 0;
+        self.last_failure = None;
+        self.sample.up = true;
+        self.sample.stats = Some(stats);
+        self.sample.last_success = Some(chrono::Utc::now());
+    }
+
+    fn down(&mut self, failure: Failure) {
+        // The next collection starts on a fresh connection.
+        self.backend = None;
+        self.failures += 1;
+        self.down_since.get_or_insert_with(Instant::now);
+        self.sample.up = false;
+        self.sample.stats = None;
+        self.sample.blocked = None;
+        self.sample.claim_ok = None;
+        self.count(failure.cause);
+        let message = format!("{:#}", failure.error);
+        // Said once, and again when the reason changes, not at each try.
+        if self.last_failure.as_ref() != Some(&(failure.cause, message.clone())) {
+            self.log.warn(
+                Some(&self.name),
+                Some(failure.cause),
+                &format!(
+                    "down ({}): {message}; next try in {}",
+                    failure.cause.name(),
+                    format_duration(self.pause())
+                ),
+            );
+            self.last_failure = Some((failure.cause, message));
+        }
+    }
+
+    fn count(&mut self, cause: ScrapeCause) {
+        self.sample.errors.push(cause);
+        *self.sample.errors_total.entry(cause).or_default() += 1;
+    }
+
+    /// Sessions waiting on a lock, where the database shows them.
+    fn blocked(&mut self) {
+        let Some(backend) = self.backend.as_mut() else {
+            return;
+        };
+        if !backend.shows_waiters() {
+            return;
+        }
+        match backend.blocked() {
+            Ok(report) => {
+                self.sample.blocked = Some(BlockedSample {
+                    sessions: report.sessions.len(),
+                    longest_wait_seconds: report.longest_wait(),
+                });
+            }
+            Err(error) => {
+                if self.sample.blocked.is_some() || self.sample.scrapes_total == 1 {
+                    self.log.warn(
+                        Some(&self.name),
+                        Some(ScrapeCause::Blocked),
+                        &format!("cannot read the blocked sessions: {error:#}"),
+                    );
+                }
+                self.sample.blocked = None;
+                self.count(ScrapeCause::Blocked);
+            }
+        }
+    }
+
+    /// The claim query's plan, as `explain-claim` judges it, once per
+    /// `--claim-check`; the verdict stands until the next check.
+    fn claim_check(&mut self) {
+        let Some(every) = self.claim_check else {
+            return;
+        };
+        if self.next_claim_check.is_some_and(|at| Instant::now() < at) {
+            return;
+        }
+        let Some(backend) = self.backend.as_mut() else {
+            return;
+        };
+        self.next_claim_check = Some(Instant::now() + every);
+        let request = ExplainRequest {
+            queries: vec![ExplainTarget::Claim],
+            queue: default_queue(&backend.table().layout, None),
+            sort_threshold: 10_000,
+            custom_sql: None,
+            analyze: false,
+        };
+        match crate::explain::explain(backend.as_mut(), &request) {
+            Ok(report) => {
+                let ok = !report.failed(false);
+                if self.sample.claim_ok != Some(ok) {
+                    let findings: Vec<String> = report
+                        .checks
+                        .iter()
+                        .flat_map(|c| &c.findings)
+                        .map(|f| f.detail.clone())
+                        .collect();
+                    if ok {
+                        self.log
+                            .info(Some(&self.name), "claim query: uses an index");
+                    } else {
+                        self.log.warn(
+                            Some(&self.name),
+                            None,
+                            &format!(
+                                "claim query: {} (qctl explain-claim says how to fix it)",
+                                findings.join("; ")
+                            ),
+                        );
+                    }
+                }
+                self.sample.claim_ok = Some(ok);
+            }
+            Err(error) => {
+                self.log.warn(
+                    Some(&self.name),
+                    Some(ScrapeCause::ClaimCheck),
+                    &format!("cannot check the claim query: {error:#}"),
+                );
+                self.sample.claim_ok = None;
+                self.count(ScrapeCause::ClaimCheck);
+            }
+        }
+    }
+}
+
+/// The cause an error stands for; `connecting` when it came while
+/// connecting (where any error of no other kind means the database could
+/// not be reached).
+fn cause_of(error: &anyhow::Error, connecting: bool) -> ScrapeCause {
+    let kind = error
+        .chain()
+        .find_map(|cause| cause.downcast_ref::<QctlError>());
+    match kind {
+        Some(QctlError::Privilege { .. }) => ScrapeCause::Privilege,
+        Some(
+            QctlError::StatementTimeout { .. }
+            | QctlError::LockTimeout { .. }
+            | QctlError::Busy { .. },
+        ) => ScrapeCause::Timeout,
+        Some(
+            QctlError::MissingTable { .. }
+            | QctlError::MissingColumn { .. }
+            | QctlError::LayoutLacks { .. },
+        ) => ScrapeCause::Schema,
+        // A preset's release that does not fit the tables.
+        Some(QctlError::Usage(_)) if !connecting => ScrapeCause::Schema,
+        _ if connecting => ScrapeCause::Connect,
+        _ => ScrapeCause::Query,
+    }
+}
