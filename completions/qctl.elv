@@ -565,7 +565,7 @@ set edit:completion:arg-completer[qctl] = {|@words|
             cand --format 'Output format (prometheus: stats only; junit: doctor only)'
             cand --color 'When to use colour (auto: on a terminal, unless NO_COLOR is set or TERM is dumb)'
             cand --busy-timeout 'How long to wait for a lock before giving up (SQLite''s write lock; PostgreSQL''s lock_timeout; MySQL/MariaDB''s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)'
-            cand --statement-timeout 'Cancel any statement that runs longer than this (PostgreSQL''s statement_timeout, MariaDB''s max_statement_time, MySQL''s max_execution_time for reads; SQLite: none)'
+            cand --statement-timeout 'Cancel any statement that runs longer than this (PostgreSQL''s statement_timeout, MariaDB''s max_statement_time, MySQL''s max_execution_time for reads; SQLite: only explain-claim''s measured run)'
             cand --connect-timeout 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)'
             cand --index-timeout 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)'
             cand --exact 'For -d targets: count finished jobs exactly (slower on big tables) instead of estimating'

@@ -851,7 +851,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand serve" -l color -d 'When to us
 always\t''
 never\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand serve" -l busy-timeout -d 'How long to wait for a lock before giving up (SQLite\'s write lock; PostgreSQL\'s lock_timeout; MySQL/MariaDB\'s innodb_lock_wait_timeout and lock_wait_timeout, in whole seconds)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand serve" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: none)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand serve" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand serve" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand serve" -l exact -d 'For -d targets: count finished jobs exactly (slower on big tables) instead of estimating'
