@@ -218,7 +218,23 @@ impl Collector {
         if !backend.shows_waiters() {
             return;
         }
-        match backend.blocked() {
+        let mut result = backend.blocked();
+        // The connection dropped between the counts and this read (the
+        // same case the counts get one more try for): a fresh connection,
+        // the counts again, and this read again.
+        if let Err(error) = &result
+            && cause_of(error, false) == ScrapeCause::Query
+            && !crate::interrupt::interrupted()
+        {
+            self.backend = None;
+            if let Ok(stats) = self.counts() {
+                self.sample.stats = Some(stats);
+                if let Some(backend) = self.backend.as_mut() {
+                    result = backend.blocked();
+                }
+            }
+        }
+        match result {
             Ok(report) => {
                 self.sample.blocked = Some(BlockedSample {
                     sessions: report.sessions.len(),
