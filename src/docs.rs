@@ -127,8 +127,14 @@ pub fn presets_reference() -> String {
     }
     for (p, file) in infos.iter().zip(crate::presets::all()) {
         let _ = write!(out, "\n## `{}`: {}\n\n{}.\n\n", p.name, p.system, p.about);
+        let older: String = file
+            .detect
+            .older_names
+            .iter()
+            .map(|n| format!(" (`{n}` in older releases)"))
+            .collect();
         let mut found = format!(
-            "table `{}` with {}",
+            "table `{}`{older} with {}",
             file.detect.table,
             file.detect
                 .columns

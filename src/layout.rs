@@ -140,8 +140,9 @@ impl Concept {
 
     /// Concepts a layout may compute from a SQL expression: read, never
     /// written, sorted on or indexed by qctl.
-    pub const EXPRESSIBLE: [Concept; 8] = [
+    pub const EXPRESSIBLE: [Concept; 9] = [
         Concept::Id,
+        Concept::Queue,
         Concept::Payload,
         Concept::LockedUntil,
         Concept::LockedAt,

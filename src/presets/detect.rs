@@ -86,9 +86,23 @@ fn detect(
         .iter()
         .filter(|p| p.databases.iter().any(|d| d == database))
     {
+        let names = preset.detect.names();
         for (schema, name) in tables {
-            if !name.eq_ignore_ascii_case(&preset.detect.table) || !usable(schema.as_deref(), name)
-            {
+            let Some(rank) = names.iter().position(|n| name.eq_ignore_ascii_case(n)) else {
+                continue;
+            };
+            if !usable(schema.as_deref(), name) {
+                continue;
+            }
+            // An older release's name beside a newer one's in the same
+            // schema (Graphile Worker's `jobs` view beside `_private_jobs`):
+            // the newer is the system's table.
+            let newer_here = names[..rank].iter().any(|newer| {
+                tables
+                    .iter()
+                    .any(|(s, n)| s == schema && n.eq_ignore_ascii_case(newer))
+            });
+            if newer_here {
                 continue;
             }
             if let Some(wanted) = &wanted {
@@ -243,7 +257,23 @@ pub fn settle(cat: &mut dyn Catalog, spec: &AutoSpec, layout: Layout) -> Result<
     let Some(preset) = find(&layout.preset).filter(|p| !p.init) else {
         return Ok(layout);
     };
-    let facts = Facts::read(cat, preset, &layout.table)?;
+    // The table under its newest name, else under an older release's
+    // name in the same schema.
+    let mut table = layout.table.clone();
+    let mut facts = Facts::read(cat, preset, &table)?;
+    for older in &preset.detect.older_names {
+        if !facts.columns.is_empty() {
+            break;
+        }
+        let candidate = TableName {
+            schema: layout.table.schema.clone(),
+            name: crate::layout::Ident::new(older, "table")?,
+        };
+        let older_facts = Facts::read(cat, preset, &candidate)?;
+        if !older_facts.columns.is_empty() {
+            (table, facts) = (candidate, older_facts);
+        }
+    }
     if facts.columns.is_empty() {
         // No such table: the command says so when it loads the table.
         return Ok(layout);
@@ -253,7 +283,7 @@ pub fn settle(cat: &mut dyn Catalog, spec: &AutoSpec, layout: Layout) -> Result<
         None => cat.current_schema(),
     };
     let mut fitted = preset.layout_fitting(cat.database(), schema.as_deref(), &facts)?;
-    fitted.set_table(&layout.table.to_string())?;
+    fitted.set_table(&table.to_string())?;
     fitted.apply_overrides(&spec.overrides)?;
     if let Some(table) = &spec.table {
         fitted.set_table(table)?;

@@ -78,6 +78,11 @@ pub struct Preset {
 pub struct Detect {
     /// The jobs table, in any schema.
     pub table: String,
+    /// The jobs table's names in older releases, tried after `table`
+    /// (Graphile Worker's `jobs`, renamed `_private_jobs` in 0.16). A
+    /// newer name in the same schema wins over an older one.
+    #[serde(default)]
+    pub older_names: Vec<String>,
     /// Columns the jobs table must have.
     pub columns: Vec<String>,
     /// Other tables of the system, in the same schema.
@@ -86,6 +91,15 @@ pub struct Detect {
     /// Per database, a query whose first value is the schema version.
     #[serde(default)]
     pub version: BTreeMap<String, String>,
+}
+
+impl Detect {
+    /// The jobs table's names, the newest release's first.
+    pub fn names(&self) -> Vec<&str> {
+        std::iter::once(self.table.as_str())
+            .chain(self.older_names.iter().map(String::as_str))
+            .collect()
+    }
 }
 
 /// The commands a preset may refuse.

@@ -63,7 +63,12 @@ impl IndexSpec {
         {
             columns.push(status);
         }
-        columns.extend(t.q(Concept::Queue));
+        // A queue read from another table (an expression) is no index key.
+        columns.extend(
+            t.col(Concept::Queue)
+                .filter(|c| c.expr.is_none())
+                .and_then(|_| t.q(Concept::Queue)),
+        );
         let id = t.must(Concept::Id);
         for (column, desc) in t.claim_order() {
             // The rowid is in every SQLite index already.

@@ -1096,10 +1096,13 @@ impl<'t> QueueSql<'t> {
             size = b.push(request.batch_size as i64),
             lock = self.d.lock(LockMode::SkipLocked),
             sets = self.sets(sets),
-            queue = self
-                .t
-                .q(Concept::Queue)
-                .map_or("NULL".into(), |q| format!("{table}.{q}")),
+            // An expression (a queue read from another table) names the
+            // table's columns itself.
+            queue = match self.t.col(Concept::Queue) {
+                Some(c) if c.expr.is_some() => self.t.must(Concept::Queue),
+                Some(_) => format!("{table}.{}", self.t.must(Concept::Queue)),
+                None => "NULL".into(),
+            },
             max = self
                 .t
                 .q(Concept::MaxAttempts)
