@@ -377,12 +377,12 @@ systems!(
     procrastinate: "procrastinate",
     pgqueuer: "pgqueuer",
     que: "que",
+    pg_boss: "pg-boss",
+    graphile_worker: "graphile-worker",
 );
 
 systems!(
     not yet:
-    pg_boss: "pg-boss",
-    graphile_worker: "graphile-worker",
     oban: "oban",
     river: "river",
     good_job: "good_job",

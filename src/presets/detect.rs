@@ -290,3 +290,110 @@ pub fn settle(cat: &mut dyn Catalog, spec: &AutoSpec, layout: Layout) -> Result<
     }
     Ok(fitted)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A catalog of (schema, table, columns), and a version marker.
+    struct Fake {
+        tables: Vec<(&'static str, &'static str, Vec<&'static str>)>,
+        marker: &'static str,
+    }
+
+    impl Catalog for Fake {
+        fn database(&self) -> &'static str {
+            "postgres"
+        }
+        fn tables(&mut self) -> Result<Vec<(Option<String>, String)>> {
+            Ok(self
+                .tables
+                .iter()
+                .map(|(s, t, _)| (Some(s.to_string()), t.to_string()))
+                .collect())
+        }
+        fn column_names(&mut self, schema: Option<&str>, table: &str) -> Result<Vec<String>> {
+            Ok(self
+                .tables
+                .iter()
+                .find(|(s, t, _)| Some(*s) == schema && *t == table)
+                .map(|(_, _, c)| c.iter().map(|c| c.to_string()).collect())
+                .unwrap_or_default())
+        }
+        fn current_schema(&mut self) -> Option<String> {
+            Some("public".into())
+        }
+        fn probe(&mut self, _sql: &str) -> Option<String> {
+            Some(self.marker.into())
+        }
+    }
+
+    const GRAPHILE_0_14: [&str; 17] = [
+        "id",
+        "job_queue_id",
+        "task_id",
+        "payload",
+        "priority",
+        "run_at",
+        "attempts",
+        "max_attempts",
+        "last_error",
+        "created_at",
+        "updated_at",
+        "key",
+        "locked_at",
+        "locked_by",
+        "revision",
+        "flags",
+        "is_available",
+    ];
+
+    fn graphile_0_14(jobs: &'static str) -> Fake {
+        Fake {
+            tables: vec![
+                ("graphile_worker", jobs, GRAPHILE_0_14.to_vec()),
+                ("graphile_worker", "job_queues", vec!["id", "queue_name"]),
+                ("graphile_worker", "tasks", vec!["id", "identifier"]),
+                ("graphile_worker", "migrations", vec!["id", "ts"]),
+            ],
+            marker: "14",
+        }
+    }
+
+    #[test]
+    fn a_table_under_an_older_releases_name_is_found_and_fitted() {
+        let mut cat = graphile_0_14("jobs");
+        let spec = AutoSpec {
+            detect: true,
+            ..AutoSpec::default()
+        };
+        let layout = choose(&mut cat, &spec, crate::presets::own("default").unwrap()).unwrap();
+        assert_eq!(layout.preset, "graphile-worker");
+        assert_eq!(layout.table.to_string(), "graphile_worker.jobs");
+        assert!(layout.version.unwrap().contains("0.14 to 0.15"));
+        // Named, without --table: the preset finds it under that name too.
+        let named = find("graphile-worker").unwrap().layout("postgres").unwrap();
+        let spec = AutoSpec::default();
+        let layout = settle(&mut cat, &spec, named).unwrap();
+        assert_eq!(layout.table.to_string(), "graphile_worker.jobs");
+    }
+
+    #[test]
+    fn a_newer_name_beside_an_older_one_in_the_same_schema_wins() {
+        let mut cat = graphile_0_14("jobs");
+        // 0.16+: _private_jobs, and an older-looking `jobs` beside it.
+        cat.tables
+            .push(("graphile_worker", "_private_jobs", GRAPHILE_0_14.to_vec()));
+        cat.tables
+            .push(("graphile_worker", "_private_job_queues", vec!["id"]));
+        cat.tables
+            .push(("graphile_worker", "_private_tasks", vec!["id"]));
+        cat.marker = "20";
+        let spec = AutoSpec {
+            detect: true,
+            ..AutoSpec::default()
+        };
+        let layout = choose(&mut cat, &spec, crate::presets::own("default").unwrap()).unwrap();
+        assert_eq!(layout.table.to_string(), "graphile_worker._private_jobs");
+    }
+}
