@@ -592,8 +592,11 @@ fn graphile_worker() {
         db.int("SELECT count(*) FROM graphile_worker._private_jobs WHERE id = 4 AND max_attempts = 2 AND attempts = 1 AND is_available AND run_at <= now()"),
         1
     );
-    // cleanup's DELETE_PERMAFAILED_JOBS, by age.
-    db.exec("UPDATE graphile_worker._private_jobs SET updated_at = now() - interval '1 day' WHERE last_error = 'Manually marked as failed'");
+    // cleanup's DELETE_PERMAFAILED_JOBS, by age: a failure is dated by
+    // greatest(updated_at, run_at) (failJob moves run_at past the failure
+    // and leaves updated_at; permanently_fail_jobs sets updated_at), so a
+    // job due and failed a day ago is a day old.
+    db.exec("UPDATE graphile_worker._private_jobs SET updated_at = now() - interval '1 day', run_at = now() - interval '1 day' WHERE last_error = 'Manually marked as failed'");
     let purged = db.json(&["purge", "--status", "failed", "--older-than", "1h", "--yes"]);
     assert_eq!(purged["purged"], 1, "{purged}");
 }
