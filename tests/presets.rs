@@ -452,6 +452,24 @@ fn pg_boss() {
     assert_eq!(shown["id"], PGBOSS_FAILED, "uuid ids");
     assert_eq!(shown["last_error"], "bounced permanently");
     assert_explains_own_claim(&db, "pgboss.job_common");
+    // pg-boss's claim reads a partition (job_common) of the layout's table:
+    // its read part is measured all the same.
+    let file = std::env::temp_dir().join(format!("qctl-pgboss-claim-{}.sql", std::process::id()));
+    std::fs::write(
+        &file,
+        "WITH next AS (SELECT j.id FROM pgboss.job_common j WHERE j.name = 'email' \
+         AND j.state < 'active' AND j.start_after <= now() ORDER BY j.priority desc, j.created_on \
+         LIMIT 1 FOR UPDATE OF j SKIP LOCKED) UPDATE pgboss.job_common j SET state = 'active' \
+         FROM next WHERE name = 'email' AND j.id = next.id RETURNING j.id",
+    )
+    .unwrap();
+    let report = db.json(&["explain-claim", "--sql", file.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&file);
+    let claim = &report["checks"][0];
+    assert!(
+        claim["rows_examined"].is_number(),
+        "the claim's read part on job_common was not measured: {claim}"
+    );
     assert_refused(&db, &["enqueue", "--payload", "{}"], "pg-boss");
 
     // The supervisor's expiry: back to retry after retry_delay (60 s),

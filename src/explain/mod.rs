@@ -258,7 +258,14 @@ fn custom_sample<B: Backend + ?Sized>(
     let sql = driven.as_str();
     let lexer = b.table().dialect.lexer;
     let t = b.table();
-    let read = sqltext::read_part(sql, lexer, t.layout.table.name.as_str()).map(|part| Stmt {
+    // The rows a claim takes, read from the table or from one of its
+    // partitions (pg-boss claims from job_common).
+    let read_part = || {
+        std::iter::once(t.layout.table.name.as_str())
+            .chain(t.partitions.iter().map(String::as_str))
+            .find_map(|name| sqltext::read_part(sql, lexer, name))
+    };
+    let read = read_part().map(|part| Stmt {
         binds: part
             .params
             .iter()
@@ -267,9 +274,7 @@ fn custom_sample<B: Backend + ?Sized>(
         sql: part.sql,
     });
     // Only the read part's placeholders decide the verdict.
-    let read_numbers: Vec<usize> = sqltext::read_part(sql, lexer, t.layout.table.name.as_str())
-        .map(|p| p.params)
-        .unwrap_or_default();
+    let read_numbers: Vec<usize> = read_part().map(|p| p.params).unwrap_or_default();
     findings.extend(
         guessed
             .into_iter()

@@ -133,6 +133,10 @@ pub struct QueueTable {
     /// PostgreSQL: a partitioned table (pg-boss's job), whose indexes are
     /// made per partition and attached.
     pub partitioned: bool,
+    /// PostgreSQL: the names of a partitioned table's partitions, at every
+    /// level (pg-boss's job_common): a statement that reads one reads the
+    /// table.
+    pub partitions: Vec<String>,
     /// The collation `init` gives the table's text (MySQL: the server's
     /// NO PAD binary one); None for the dialect's first choice.
     pub collation: Option<String>,
@@ -184,6 +188,7 @@ impl QueueTable {
             id_is_rowid: dialect.rowid_alias,
             absent: Vec::new(),
             partitioned: false,
+            partitions: Vec::new(),
             collation: None,
             select: std::sync::OnceLock::new(),
         }
@@ -270,6 +275,7 @@ impl QueueTable {
             id_is_rowid,
             absent,
             partitioned: false,
+            partitions: Vec::new(),
             collation: None,
             select: std::sync::OnceLock::new(),
         })

@@ -247,6 +247,21 @@ impl PostgresBackend {
             .and_then(|r| r.first())
             .and_then(Value::as_bool)
             .unwrap_or(false);
+        if table.partitioned {
+            let rows = self.query(&Stmt {
+                sql: "WITH RECURSIVE tree AS (SELECT inhrelid FROM pg_inherits \
+                      WHERE inhparent = to_regclass($1) UNION ALL SELECT i.inhrelid \
+                      FROM pg_inherits i JOIN tree t ON i.inhparent = t.inhrelid) \
+                      SELECT c.relname::text FROM tree JOIN pg_class c ON c.oid = tree.inhrelid \
+                      ORDER BY 1"
+                    .into(),
+                binds: vec![Bind::Text(table.table())],
+            })?;
+            table.partitions = rows
+                .into_iter()
+                .filter_map(|r| r.into_iter().next().and_then(Value::into_text))
+                .collect();
+        }
         // Times in a bigint: seconds or milliseconds, as configured or as
         // a stored value says.
         let epoch: Vec<Concept> = Concept::ALL
