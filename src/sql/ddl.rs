@@ -321,7 +321,7 @@ fn top_level_and(predicate: &str) -> Vec<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::indexable;
+    use super::{IndexSpec, QueueTable, indexable};
 
     #[test]
     fn a_partial_index_keeps_only_the_conjuncts_it_may_hold() {
@@ -358,5 +358,18 @@ mod tests {
             indexable("n BETWEEN 1 AND 2").as_deref(),
             Some("n BETWEEN 1 AND 2")
         );
+    }
+
+    #[test]
+    fn a_queue_read_from_another_table_is_no_index_key() {
+        let layout = crate::presets::layout("graphile-worker", "postgres", None).unwrap();
+        let t = QueueTable::planned(&layout, &crate::sql::dialect::POSTGRES);
+        let spec = IndexSpec::claim(&t);
+        assert!(
+            spec.columns.iter().all(|c| !c.contains("SELECT")),
+            "{:?}",
+            spec.columns
+        );
+        assert!(!spec.columns.is_empty());
     }
 }
