@@ -54,6 +54,20 @@ pub fn run(ctx: &Ctx, args: &ExplainArgs) -> Result<u8> {
         analyze: args.analyze,
     };
     let mut report = crate::explain::explain(backend.as_mut(), &request)?;
+    // A table never analyzed is planned from guesses: refresh its
+    // statistics first, and build only the indexes the real plan still
+    // needs (not one the planner would pass over once it knows the table).
+    let guessed = report.checks.iter().any(|c| {
+        c.findings
+            .iter()
+            .any(|f| f.kind == crate::db::FindingKind::NoStatistics)
+    });
+    if args.apply && guessed && !report.suggested_specs.is_empty() {
+        ctx.out
+            .note("qctl: refreshing statistics before judging which indexes are needed");
+        backend.create_indexes(&[])?;
+        report = crate::explain::explain(backend.as_mut(), &request)?;
+    }
     // An index and fresh statistics can change the plan of another query
     // (a purge that searched a status index scans once ANALYZE shows the
     // status is nearly always `done`): check every query again after each
