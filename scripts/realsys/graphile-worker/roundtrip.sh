@@ -120,7 +120,10 @@ if wait_for 30 "select exists(select 1 from qctl_ledger where job_key='q01' and 
 else
   bad "pool A never had the slow rt-q job and a plain job mid-run: $(tail -5 "$WORK/pool-A.log")"; verdict "FAIL (pool A)"; exit 1
 fi
-MIDRUN=$(sql "select string_agg(job_key, ',' order by job_key) from qctl_ledger where finished_at is null")
+# Mid-run at the kill: a run the ledger has not seen finish, or a job still locked (its handler may
+# have finished, but the pool died before Graphile Worker recorded the completion: at-least-once).
+MIDRUN=$(sql "select string_agg(k, ',' order by k) from (select job_key k from qctl_ledger where finished_at is null
+              union select payload->>'key' from $JOBS where locked_at is not null) x")
 LOCKED=$(sql "select count(*) from $JOBS where locked_at is not null")
 echo "       jobs mid-run at the kill: $MIDRUN; locked rows: $LOCKED"
 check "the dead pool's lock on named queue rt-q is held" t \
@@ -164,8 +167,9 @@ else
 fi
 check "every job ran to completion" 49 \
   "$(sql "select count(distinct job_key) from qctl_ledger where finished_at is not null and job_key <> 'f01'")"
-check "no job completed twice" 0 \
-  "$(sql "select count(*) from (select job_key from qctl_ledger where finished_at is not null group by 1 having count(*) > 1) x")"
+check "no job completed twice (but one mid-run at the kill)" 0 \
+  "$(sql "select count(*) from (select job_key from qctl_ledger where finished_at is not null group by 1 having count(*) > 1) x
+          where job_key <> all(string_to_array('$MIDRUN', ','))")"
 check "only jobs mid-run at the kill ran again (at-least-once)" "" \
   "$(sql "select coalesce(string_agg(job_key, ','), '') from (select job_key from qctl_ledger group by 1 having count(*) > 1) x
           where job_key <> all(string_to_array('$MIDRUN', ',')) and job_key <> 'f01'")"

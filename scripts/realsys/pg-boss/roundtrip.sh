@@ -99,7 +99,10 @@ else fail "qctl stats: rt pending=$(stat_of "$s" rt pending) ready=$(stat_of "$s
 start_worker A rt 4; A=$WPID
 if wait_for 30 "SELECT count(*) FILTER (WHERE finished_at IS NOT NULL) >= 8 AND count(*) FILTER (WHERE finished_at IS NULL) >= 1 FROM qctl_ledger WHERE worker = 'A'"; then
   kill9 "$A"
-  inflight=$(sql "SELECT string_agg(job_key, ',' ORDER BY job_key) FROM qctl_ledger WHERE worker = 'A' AND finished_at IS NULL")
+  # in flight: a run the ledger has not seen finish, or a job still active (its handler may have
+  # finished, but the worker died before pg-boss recorded the completion: at-least-once)
+  inflight=$(sql "SELECT string_agg(k, ',' ORDER BY k) FROM (SELECT job_key k FROM qctl_ledger WHERE worker = 'A' AND finished_at IS NULL
+                  UNION SELECT data->>'key' FROM pgboss.job WHERE name = 'rt' AND state = 'active') x")
   active=$(sql "SELECT count(*) FROM pgboss.job WHERE name = 'rt' AND state = 'active'")
   ok "kill -9 worker A mid-job: $active jobs left active ($inflight had started)"
 else
@@ -127,10 +130,11 @@ if wait_for $([ "$reaped" = 1 ] && echo 40 || echo 8) "SELECT count(*) FILTER (W
 else fail "rt not finished: $(sql "SELECT string_agg(state || '=' || n, ' ') FROM (SELECT state::text, count(*) n FROM pgboss.job WHERE name = 'rt' GROUP BY 1) s")"; fi
 stop_worker "$B"
 
-twice=$(sql "SELECT string_agg(job_key, ',') FROM (SELECT job_key FROM qctl_ledger WHERE job_key LIKE 'rt-%' GROUP BY 1 HAVING count(*) FILTER (WHERE finished_at IS NOT NULL) <> 1) s")
+twice=$(sql "SELECT string_agg(job_key, ',') FROM (SELECT job_key FROM qctl_ledger WHERE job_key LIKE 'rt-%' GROUP BY 1
+              HAVING count(*) FILTER (WHERE finished_at IS NOT NULL) > 1 AND job_key <> ALL(string_to_array('$inflight', ','))) s")
 missing=$(sql "SELECT count(*) FROM generate_series(0, $N - 1) i WHERE NOT EXISTS (SELECT 1 FROM qctl_ledger WHERE job_key = 'rt-' || i AND finished_at IS NOT NULL)")
 rerun=$(sql "SELECT coalesce(string_agg(job_key, ',' ORDER BY job_key), '') FROM (SELECT job_key FROM qctl_ledger WHERE job_key LIKE 'rt-%' GROUP BY 1 HAVING count(*) > 1) s")
-if [ -z "$twice" ] && [ "$missing" = 0 ]; then ok "every rt job finished exactly once"; else fail "rt jobs not finished exactly once: ${twice:-none twice}, $missing never"; fi
+if [ -z "$twice" ] && [ "$missing" = 0 ]; then ok "every rt job finished, exactly once but for those in flight at the kill"; else fail "rt jobs not finished exactly once: ${twice:-none twice}, $missing never"; fi
 extra=$(comm -23 <(tr ',' '\n' <<<"$rerun" | sed '/^$/d' | sort) <(tr ',' '\n' <<<"$inflight" | sed '/^$/d' | sort) | tr '\n' ' ')
 if [ -z "$extra" ]; then ok "only jobs cut short by the kill ran twice (${rerun:-none})"; else fail "jobs that were not in flight at the kill ran again: $extra"; fi
 
