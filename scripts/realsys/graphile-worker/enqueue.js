@@ -24,8 +24,18 @@ const [dbUrl, version, cmd, ...args] = process.argv.slice(2);
     } else if (cmd === "bulk") {
       // N short jobs, every other one in one of 50 named queues, for explain-claim's index check.
       const n = parseInt(args[0] || "3000", 10);
+      // A running pool locks queue rows as it claims: an add that meets it in a deadlock
+      // (PostgreSQL picks a victim) is sent again.
       for (let i = 1; i <= n; i++) {
-        await utils.addJob("work", { key: `b${i}`, ms: 1 }, i % 2 ? { queueName: `bq-${i % 50}` } : {});
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await utils.addJob("work", { key: `b${i}`, ms: 1 }, i % 2 ? { queueName: `bq-${i % 50}` } : {});
+            break;
+          } catch (e) {
+            console.error(`addJob b${i} (attempt ${attempt}): ${e.message}`);
+            if (attempt >= 5) throw e;
+          }
+        }
       }
     } else if (cmd === "add") {
       const [task, key, queue, maxAttempts, ms] = args;

@@ -209,7 +209,8 @@ wait_for 15 "select not exists(select 1 from $JOBS where id=$Z_ID)" \
   || bad "job z01 added after the purge was not run"
 
 # ---- qctl explain-claim --apply; the real pool still claims, with any index it made
-"$NODE" "$HERE/enqueue.js" "$DB_URL" "$VERSION" bulk 3000 >/dev/null 2>&1 || bad "bulk enqueue failed"
+"$NODE" "$HERE/enqueue.js" "$DB_URL" "$VERSION" bulk 3000 >"$WORK/bulk.log" 2>&1 || bad "bulk enqueue failed: $(tail -2 "$WORK/bulk.log")"
+grep -q "attempt" "$WORK/bulk.log" && echo "       bulk enqueue retried: $(grep -c attempt "$WORK/bulk.log") addJob(s) ($(head -1 "$WORK/bulk.log"))"
 IDX_BEFORE=$(sql "select coalesce(string_agg(indexrelid::regclass::text, ',' order by 1), '') from pg_index where indrelid in ('$JOBS'::regclass, '$QUEUES'::regclass)")
 if qctl "${LAYOUT[@]}" explain-claim --apply; then ok "qctl explain-claim --apply: the hot queries are ok"
 else bad "qctl explain-claim --apply exited non-zero"; fi
