@@ -712,15 +712,33 @@ fn a_real_prometheus_scrapes_every_database_and_queue_system() {
     let river = PgDb::new();
     river.exec(&fixture("river", "schema.sql"));
     river.exec(&fixture("river", "rows.sql"));
+    // Its retryable job due in 16 s would turn ready mid-test (as the
+    // laravel one below): an hour later keeps it scheduled throughout.
+    river.exec(
+        "UPDATE river_job SET scheduled_at = scheduled_at + interval '1 hour' \
+         WHERE scheduled_at > now() AND scheduled_at < now() + interval '10 minutes'",
+    );
     let oban = PgDb::new();
     oban.exec(&fixture("oban", "schema.sql"));
     oban.exec(&fixture("oban", "rows.sql"));
+    oban.exec(
+        "UPDATE oban_jobs SET scheduled_at = scheduled_at + interval '1 hour' \
+         WHERE scheduled_at > timezone('UTC', now()) \
+           AND scheduled_at < timezone('UTC', now()) + interval '10 minutes'",
+    );
     let my = MyDb::new();
     my.run(&["init"]).assert_ok();
     my.run(&["enqueue", "--payload", "{}"]).assert_ok();
     let laravel = MyDb::new();
     laravel.exec(&fixture("laravel", "schema.sql"));
     laravel.exec(&fixture("laravel", "rows.sql"));
+    // The fixture's job released with a 10 s backoff would become ready
+    // while the test runs: between a scrape and the stats it is compared
+    // with. An hour keeps it scheduled throughout.
+    laravel.exec(
+        "UPDATE jobs SET available_at = available_at + 3600 \
+         WHERE available_at > UNIX_TIMESTAMP() AND available_at < UNIX_TIMESTAMP() + 600",
+    );
 
     let targets: [(&str, &dyn Db, Option<&str>); 7] = [
         ("sqlite", &sqlite, None),
