@@ -179,7 +179,9 @@ fn a_burst_of_scrapes_runs_no_statement(db: &dyn Db) {
     let first = exporter.metrics();
     assert_eq!(first.value("qctl_scrapes_total", &[]), 1.0);
     assert_eq!(first.value("qctl_jobs", &[("state", "ready")]), 5.0);
-    let set = statements(&exporter.log());
+    // The statements of the first collection: those logged before the
+    // line that ends it (the log is read by a thread; wait for that line).
+    let set = statements(&exporter.log_until(60, "collection 1 done"));
     assert!(
         set > 0,
         "the statement log shows no statement:\n{}",
@@ -270,13 +272,15 @@ fn postgres_counts_one_query_set_for_a_burst_of_scrapes() {
     let exporter = serve(&db, &[], &["--interval", "1h"]);
     assert_eq!(exporter.metrics().value("qctl_scrapes_total", &[]), 1.0);
     let watching = Arc::new(AtomicBool::new(true));
+    let samples = Arc::new(AtomicUsize::new(0));
     let most = {
         let watching = Arc::clone(&watching);
+        let samples = Arc::clone(&samples);
         let url = db.url.clone();
         std::thread::spawn(move || {
             let mut client = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
             let mut most = 0i64;
-            while watching.load(Ordering::SeqCst) {
+            while watching.load(Ordering::SeqCst) || samples.load(Ordering::SeqCst) < 2 {
                 let n: i64 = client
                     .query_one(
                         "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
@@ -286,10 +290,18 @@ fn postgres_counts_one_query_set_for_a_burst_of_scrapes() {
                     .unwrap()
                     .get(0);
                 most = most.max(n);
+                samples.fetch_add(1, Ordering::SeqCst);
             }
             most
         })
     };
+    // The watcher has looked before the burst starts (and looks again
+    // after it, however the threads are scheduled).
+    let started = Instant::now();
+    while samples.load(Ordering::SeqCst) == 0 {
+        assert!(started.elapsed() < Duration::from_secs(30), "no sample");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     burst(&exporter, 1000, 25);
     watching.store(false, Ordering::SeqCst);
     assert_eq!(most.join().unwrap(), 1, "one connection per database");

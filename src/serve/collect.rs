@@ -76,6 +76,14 @@ impl Collector {
             }
             self.sample.duration_seconds = started.elapsed().as_secs_f64();
             shared.publish(index, &self.sample, first);
+            self.log.debug(
+                Some(&self.name),
+                &format!(
+                    "collection {} done in {:.1} ms",
+                    self.sample.scrapes_total,
+                    self.sample.duration_seconds * 1000.0
+                ),
+            );
             first = false;
             // On the interval's grid from the start of this collection: a
             // collection that took longer than the interval is followed

@@ -148,6 +148,7 @@ pub fn run(options: &Options, targets: Vec<TargetSpec>, out: &Output) -> Result<
     let log = Log {
         json: out.format == Format::Json,
         quiet: out.quiet,
+        verbose: out.verbose,
     };
     log.info(
         None,
@@ -223,12 +224,21 @@ pub fn run(options: &Options, targets: Vec<TargetSpec>, out: &Output) -> Result<
 struct Log {
     json: bool,
     quiet: bool,
+    /// `-v`: also a line when each collection ends, after its statements.
+    verbose: bool,
 }
 
 impl Log {
     fn info(&self, target: Option<&str>, message: &str) {
         if !self.quiet {
             self.line("info", target, None, message);
+        }
+    }
+
+    /// With `-v` only: what the statements' own lines do not say.
+    fn debug(&self, target: Option<&str>, message: &str) {
+        if self.verbose {
+            self.line("debug", target, None, message);
         }
     }
 

@@ -135,6 +135,24 @@ impl Exporter {
         }
     }
 
+    /// The log up to and including the first line containing `needle`,
+    /// waiting (at most `seconds`) for that line to be read.
+    pub fn log_until(&self, seconds: u64, needle: &str) -> String {
+        let started = Instant::now();
+        loop {
+            let text = self.log();
+            if let Some(at) = text.find(needle) {
+                let end = text[at..].find('\n').map_or(text.len(), |n| at + n + 1);
+                return text[..end].to_string();
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(seconds),
+                "no line with {needle:?} within {seconds}s:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Everything it wrote on stderr so far.
     pub fn log(&self) -> String {
         self.log.lock().unwrap().clone()
