@@ -109,8 +109,11 @@ pub fn presets_reference() -> String {
          language the presets are written in.\n\n\
          Each preset supports a range of its system's releases. qctl reads the system's version \
          marker (where it keeps one) and the catalog, and follows the release line the tables \
-         fit: it never names a column, table or enum value the database lacks. Tables that fit \
-         no release line are refused, naming the version and this range.\n\n\
+         fit: it never names a column, table or enum value the database lacks. A marker naming a \
+         release outside the range (a newer one) while the tables still fit a release line: \
+         qctl follows the catalog and says so, as `qctl: warning:` on stderr naming the version \
+         and as a warning in `doctor`'s `layout` check. Tables that fit no release line are \
+         refused in one `qctl: error:` line naming the version and this range (exit 2).\n\n\
          | preset | system | releases supported | databases | table |\n|---|---|---|---|---|\n",
     );
     let infos = crate::presets::infos();

@@ -206,6 +206,9 @@ pub struct Fit<'p> {
     pub version: Option<&'p Version>,
     /// One line: which release, and what it was read from.
     pub summary: String,
+    /// The marker names a release outside the preset's range, and the
+    /// catalog decided instead.
+    pub warning: Option<String>,
 }
 
 impl Preset {
@@ -234,6 +237,7 @@ impl Preset {
             return Ok(Fit {
                 version: None,
                 summary: format!("{} {}", self.system, self.version),
+                warning: None,
             });
         }
         let mut misfits = Vec::new();
@@ -243,6 +247,7 @@ impl Preset {
                 return Ok(Fit {
                     version,
                     summary: format!("{name} ({releases}), read from {read_from}"),
+                    warning: None,
                 });
             }
             misfits.push(format!("{name}: {}", why.join(", ")));
@@ -256,14 +261,17 @@ impl Preset {
                 ..shape.clone()
             };
             if relaxed.misfits(facts).is_empty() && !shape.marker_in_range(facts) {
+                let warning = format!(
+                    "the {} version marker says {}, outside the releases qctl knows ({}): \
+                     following the catalog as {name}; check what qctl reports",
+                    self.system,
+                    facts.marker.as_deref().unwrap_or("?"),
+                    self.supported
+                );
                 return Ok(Fit {
                     version,
-                    summary: format!(
-                        "{name} ({releases}) by the catalog; warning: its version marker says {}, \
-                         which is outside the releases qctl knows ({}): check what qctl reports",
-                        facts.marker.as_deref().unwrap_or("?"),
-                        self.supported
-                    ),
+                    summary: format!("{name} ({releases}) by the catalog; warning: {warning}"),
+                    warning: Some(warning),
                 });
             }
         }
