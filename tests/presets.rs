@@ -1080,6 +1080,13 @@ fn quartz() {
         3,
         "dry run"
     );
+    // A JobDataMap stored as properties text (useProperties = true, told
+    // by the job's own JOB_DATA): qctl cannot write the recovery trigger's
+    // map as Quartz would, so the firing is left, stale, to Quartz.
+    db.exec("UPDATE qrtz_job_details SET job_data = convert_to(E'#\\n#Tue Dec 01 12:00:00 UTC 2026\\n', 'UTF8') WHERE job_name = 'sendEmail'");
+    assert_eq!(db.json(&["reap", "--dry-run"])["requeued"], 0);
+    assert_eq!(totals(&db, &[])["stale"], 1);
+    db.exec("UPDATE qrtz_job_details SET job_data = NULL WHERE job_name = 'sendEmail'");
     // --timeout is the check-in age: web-2 last checked in two hours ago,
     // web-1 three seconds ago.
     assert_eq!(
