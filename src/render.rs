@@ -582,29 +582,32 @@ impl Render for ReapOutcome {
                 thousands(self.jobs_not_shown as i64)
             );
         }
-        // A release is named only where the system has one (Quartz).
-        let released = |verb: &str| {
+        // A release is named only where the system has one (Quartz):
+        // "requeue 4, dead-letter 0 and release 1".
+        let actions = |requeue: &str, dead_letter: &str, release: &str| {
             if self.released > 0 {
-                format!(", {verb} {}", self.released)
+                format!(
+                    "{requeue} {}, {dead_letter} {} and {release} {}",
+                    self.requeued, self.dead_lettered, self.released
+                )
             } else {
-                String::new()
+                format!(
+                    "{requeue} {} and {dead_letter} {}",
+                    self.requeued, self.dead_lettered
+                )
             }
         };
         let summary = if self.dry_run {
             format!(
-                "would requeue {} and dead-letter {}{} stale jobs (dry run: nothing changed)",
-                self.requeued,
-                self.dead_lettered,
-                released("and release")
+                "would {} stale jobs (dry run: nothing changed)",
+                actions("requeue", "dead-letter", "release")
             )
         } else if self.total() == 0 {
             "no stale jobs".to_string()
         } else {
             format!(
-                "requeued {} and dead-lettered {}{} stale jobs in {} batch{}",
-                self.requeued,
-                self.dead_lettered,
-                released("and released"),
+                "{} stale jobs in {} batch{}",
+                actions("requeued", "dead-lettered", "released"),
                 self.batches,
                 if self.batches == 1 { "" } else { "es" }
             )
@@ -619,7 +622,7 @@ impl Render for PurgeOutcome {
         let cutoff = self.cutoff.as_ref().map(rfc3339).unwrap_or_default();
         if self.dry_run {
             format!(
-                "would delete {} {} jobs finished before {cutoff} (dry run: nothing changed)\n",
+                "would delete {} {} jobs finished before {cutoff} (dry run: nothing changed)",
                 thousands(self.purged as i64),
                 self.status
             )
@@ -1218,5 +1221,44 @@ mod tests {
         assert_eq!(super::thousands(999), "999");
         assert_eq!(super::thousands(1_799_100), "1,799,100");
         assert_eq!(super::thousands(-12_345), "-12,345");
+    }
+
+    /// A release is named where the system drops a firing (Quartz), and
+    /// only there.
+    #[test]
+    fn reap_summary_names_releases() {
+        use super::Render;
+        use crate::model::{ReapAction, ReapOutcome, ReapedJob};
+        let job = |action| ReapedJob {
+            id: crate::model::JobId::Int(1),
+            queue: None,
+            action,
+            attempts: None,
+            max_attempts: None,
+            locked_by: None,
+            locked_at: None,
+        };
+        let summary = |dry_run, actions: &[ReapAction]| {
+            let mut outcome = ReapOutcome::new(dry_run, 0);
+            outcome.batches = 1;
+            for action in actions {
+                outcome.record(job(*action));
+            }
+            let table = outcome.render_table(&super::Styles::new(false));
+            table.lines().last().unwrap_or_default().to_string()
+        };
+        use ReapAction::{DeadLetter, Release, Requeue};
+        assert_eq!(
+            summary(true, &[Requeue, Requeue, Release]),
+            "would requeue 2, dead-letter 0 and release 1 stale jobs (dry run: nothing changed)"
+        );
+        assert_eq!(
+            summary(false, &[Requeue, DeadLetter, Release]),
+            "requeued 1, dead-lettered 1 and released 1 stale jobs in 1 batch"
+        );
+        assert_eq!(
+            summary(false, &[Requeue, DeadLetter]),
+            "requeued 1 and dead-lettered 1 stale jobs in 1 batch"
+        );
     }
 }

@@ -379,6 +379,7 @@ systems!(
     que: "que",
     pg_boss: "pg-boss",
     graphile_worker: "graphile-worker",
+    quartz: "quartz",
 );
 
 systems!(
@@ -387,7 +388,6 @@ systems!(
     river: "river",
     good_job: "good_job",
     solid_queue: "solid_queue",
-    quartz: "quartz",
     delayed_job: "delayed_job",
     laravel: "laravel",
 );
