@@ -672,6 +672,31 @@ fn locks_list_user_locks_held_and_awaited() {
 /// A measured run MariaDB's max_statement_time stops still says how far
 /// it got: at least the rows its handler counters saw it read.
 #[test]
+fn an_application_claim_with_a_cast_is_measured_as_written() {
+    // Quartz's acquire query on MariaDB compares with CAST(...): the read
+    // part qctl measures must keep `CAST(` together, which MariaDB reads
+    // as the built-in (with a space, a stored function named CAST).
+    let db = MyDb::new();
+    seeded(&db, 50);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("claim.sql");
+    std::fs::write(
+        &path,
+        "SELECT id FROM jobs\nWHERE status = 'pending'\n  AND run_at <= \
+         FROM_UNIXTIME(CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) / 1000)\n\
+         ORDER BY run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED",
+    )
+    .unwrap();
+    let report = json(&db, &["explain-claim", "--sql", path.to_str().unwrap()]);
+    let check = &report["checks"][0];
+    assert!(
+        !check["findings"].to_string().contains("not_measured"),
+        "{report}"
+    );
+    assert_eq!(check["measure"]["rows_returned"], 1, "{report}");
+}
+
+#[test]
 fn a_run_stopped_by_the_statement_timeout_reports_at_least_what_it_read() {
     let db = MyDb::new();
     seeded(&db, 400);

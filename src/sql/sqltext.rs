@@ -931,7 +931,10 @@ fn render(
                 continue;
             }
             let t = &tokens[i];
-            if last_end.is_some() {
+            // Tokens the statement wrote apart stay apart, and those it
+            // wrote together stay together: MariaDB reads `CAST (` as a
+            // call of a stored function named CAST.
+            if last_end.is_some_and(|end| t.start > end) {
                 text.push(' ');
             }
             if t.kind == TokKind::Param {
@@ -1358,8 +1361,8 @@ mod tests {
         .unwrap();
         assert_eq!(
             part.sql,
-            "SELECT * FROM delayed_jobs WHERE ( ( run_at <= ? AND ( locked_at IS NULL OR \
-             locked_at < ? ) ) OR locked_by = ? ) AND failed_at IS NULL ORDER BY priority ASC , \
+            "SELECT * FROM delayed_jobs WHERE ((run_at <= ? AND (locked_at IS NULL OR \
+             locked_at < ?)) OR locked_by = ?) AND failed_at IS NULL ORDER BY priority ASC, \
              run_at ASC LIMIT 1"
         );
         assert_eq!(part.params, vec![3, 4, 5]);
@@ -1465,9 +1468,9 @@ mod tests {
         let part = read_part(river, Lexer::Postgres, "river_job").unwrap();
         assert_eq!(
             part.sql,
-            "SELECT * FROM river_job WHERE state = 'available' AND queue = $1 :: text AND \
-             scheduled_at <= coalesce ( $2 :: timestamptz , now ( ) ) ORDER BY priority ASC , \
-             scheduled_at ASC , id ASC LIMIT $3 :: integer"
+            "SELECT * FROM river_job WHERE state = 'available' AND queue = $1::text AND \
+             scheduled_at <= coalesce($2::timestamptz, now()) ORDER BY priority ASC, \
+             scheduled_at ASC, id ASC LIMIT $3::integer"
         );
         assert_eq!(part.params, [1, 2, 3]);
         let dj = "UPDATE delayed_jobs SET locked_at = $1, locked_by = $2 WHERE id IN (SELECT id FROM \
@@ -1476,7 +1479,7 @@ mod tests {
         let part = read_part(dj, Lexer::Postgres, "public.delayed_jobs").unwrap();
         assert!(
             part.sql
-                .starts_with("SELECT id FROM delayed_jobs WHERE ( ( run_at <= $1")
+                .starts_with("SELECT id FROM delayed_jobs WHERE ((run_at <= $1")
         );
         assert!(part.sql.ends_with("LIMIT 1"), "{}", part.sql);
         assert_eq!(part.params, [3, 4, 2]);
