@@ -348,6 +348,10 @@ fn stats_table(stats: &Stats, watch: Option<Option<&Trend>>, styles: &Styles) ->
         (Some("lock_age"), Some(t)) => {
             notes.push(format!("stale: locked longer than {}", format_age(t)))
         }
+        (Some("layout"), Some(t)) if t > 0.0 => notes.push(format!(
+            "stale: as the queue system judges it, with a threshold of {}",
+            format_age(t)
+        )),
         (Some("layout"), _) => notes.push("stale: as the queue system judges it".to_string()),
         (Some("none"), _) => notes.push(
             "stale: never; the queue system has no stale state (see qctl layouts)".to_string(),
