@@ -379,6 +379,8 @@ systems!(
     que: "que",
     pg_boss: "pg-boss",
     graphile_worker: "graphile-worker",
+    delayed_job: "delayed_job",
+    laravel: "laravel",
 );
 
 systems!(
@@ -388,6 +390,4 @@ systems!(
     good_job: "good_job",
     solid_queue: "solid_queue",
     quartz: "quartz",
-    delayed_job: "delayed_job",
-    laravel: "laravel",
 );
