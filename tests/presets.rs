@@ -1338,24 +1338,81 @@ fn laravel_on_mariadb() {
     assert_explains_own_claim(&db, "reserved_at <= UNIX_TIMESTAMP() - 90");
     assert_refused(&db, &["claim", "--worker", "w"], "Laravel");
 
-    // The next pop would take it again: reap un-reserves it, attempts kept.
-    let attempts = db.int("SELECT sum(attempts) FROM jobs");
+    // What the next pop does to a stale reservation (Worker::
+    // markJobAsFailedIfAlreadyExceedsMaxAttempts after the pop's attempt):
+    // tries left (its $tries, or until its retryUntil) -> taken again, so
+    // reap un-reserves it with attempts kept; out of tries (no $tries:
+    // queue:work's default --tries=1) -> failed at once, moved to
+    // failed_jobs.
+    let stale_job = |uuid: &str, max_tries: &str, retry_until: &str, attempts: i64| {
+        format!(
+            "INSERT INTO jobs (queue, payload, attempts, reserved_at, available_at, created_at) VALUES \
+             ('default', '{{\"uuid\":\"{uuid}\",\"displayName\":\"App\\\\\\\\Jobs\\\\\\\\Report\",\"maxTries\":{max_tries},\"retryUntil\":{retry_until},\"data\":{{}}}}', \
+             {attempts}, UNIX_TIMESTAMP() - 600, UNIX_TIMESTAMP() - 900, UNIX_TIMESTAMP() - 900)"
+        )
+    };
+    db.exec(&stale_job(
+        "0b1e0000-0000-4000-8000-0000000000a1",
+        "3",
+        "null",
+        1,
+    ));
+    db.exec(&stale_job(
+        "0b1e0000-0000-4000-8000-0000000000a2",
+        "null",
+        "9999999999",
+        7,
+    ));
+    db.exec(&stale_job(
+        "0b1e0000-0000-4000-8000-0000000000a3",
+        "5",
+        "1000000000",
+        1,
+    ));
+    let failed_before = db.int("SELECT count(*) FROM failed_jobs");
+    let attempts = db.int("SELECT sum(attempts) FROM jobs WHERE payload LIKE '%0000000000a1%' OR payload LIKE '%0000000000a2%'");
     let reaped = db.json(&["reap"]);
-    assert_eq!(reaped["requeued"], stale, "{reaped}");
+    assert_eq!(reaped["requeued"], 2, "{reaped}");
+    assert_eq!(reaped["dead_lettered"], stale + 1, "{reaped}");
     assert_eq!(
         db.int("SELECT count(*) FROM jobs WHERE reserved_at <= UNIX_TIMESTAMP() - 90"),
         0
     );
-    assert_eq!(db.int("SELECT sum(attempts) FROM jobs"), attempts);
+    assert_eq!(
+        db.int("SELECT sum(attempts) FROM jobs WHERE reserved_at IS NULL AND (payload LIKE '%0000000000a1%' OR payload LIKE '%0000000000a2%')"),
+        attempts
+    );
+    assert_eq!(
+        db.int(
+            "SELECT count(*) FROM failed_jobs WHERE connection = 'database' AND queue = 'default' \
+             AND uuid IN ('0b1e0000-0000-4000-8000-000000000005', '0b1e0000-0000-4000-8000-0000000000a3') \
+             AND LOCATE('MaxAttemptsExceededException: App', exception) > 0 AND failed_at IS NOT NULL \
+             AND payload LIKE CONCAT('%', uuid, '%')"
+        ),
+        2
+    );
+    assert_eq!(
+        db.int("SELECT count(*) FROM jobs WHERE payload LIKE '%000000000005%' OR payload LIKE '%0000000000a3%'"),
+        0
+    );
+    assert_eq!(
+        db.int("SELECT count(*) FROM failed_jobs"),
+        failed_before + 2
+    );
+    assert_eq!(totals(&db, &[])["failed"], failed_before + 2);
 
     // queue:retry: the failed payload back in jobs, attempts 0, the
     // failed_jobs row gone.
-    let failed = db.value("SELECT id FROM failed_jobs LIMIT 1");
+    let failed =
+        db.value("SELECT id FROM failed_jobs WHERE uuid = '0b1e0000-0000-4000-8000-000000000007'");
     let jobs = db.int("SELECT count(*) FROM jobs");
     let retried = db.json(&["retry", &failed]);
     assert_eq!(retried["retried"], 1, "{retried}");
     assert_eq!(db.int("SELECT count(*) FROM jobs"), jobs + 1);
-    assert_eq!(db.int("SELECT count(*) FROM failed_jobs"), 0);
+    assert_eq!(
+        db.int("SELECT count(*) FROM failed_jobs"),
+        failed_before + 1
+    );
     assert_eq!(
         db.int("SELECT count(*) FROM jobs WHERE attempts = 0 AND reserved_at IS NULL AND payload LIKE '%0b1e0000-0000-4000-8000-000000000007%'"),
         1
@@ -1370,7 +1427,22 @@ fn laravel_on_mariadb() {
     );
     let redis = db.value("SELECT id FROM failed_jobs WHERE connection = 'redis'");
     db.run(&["retry", &redis]).assert_error("no dead letter");
-    assert_eq!(db.int("SELECT count(*) FROM failed_jobs"), 1);
+    assert_eq!(
+        db.int("SELECT count(*) FROM failed_jobs"),
+        failed_before + 2
+    );
+    // A job whose payload has a retryUntil is left to queue:retry, which
+    // refreshes it by calling the job class.
+    db.exec(
+        "INSERT INTO failed_jobs (uuid, connection, queue, payload, exception) \
+         VALUES ('u-1', 'database', 'default', '{\"uuid\":\"u-1\",\"retryUntil\":1000000000}', 'boom')",
+    );
+    let until = db.value("SELECT id FROM failed_jobs WHERE uuid = 'u-1'");
+    db.run(&["retry", &until]).assert_error("no dead letter");
+    assert_eq!(
+        db.int("SELECT count(*) FROM failed_jobs WHERE uuid = 'u-1'"),
+        1
+    );
 }
 
 #[test]

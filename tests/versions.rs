@@ -380,6 +380,8 @@ systems!(
     pg_boss: "pg-boss",
     graphile_worker: "graphile-worker",
     quartz: "quartz",
+    delayed_job: "delayed_job",
+    laravel: "laravel",
 );
 
 systems!(
@@ -388,6 +390,4 @@ systems!(
     river: "river",
     good_job: "good_job",
     solid_queue: "solid_queue",
-    delayed_job: "delayed_job",
-    laravel: "laravel",
 );

@@ -239,9 +239,16 @@ pub fn retry<B: Backend + ?Sized>(
                     .map(ToString::to_string)
                     .collect();
                 if !missing.is_empty() {
+                    // The system's own retry may leave some dead letters to
+                    // the system's tool (Laravel: other connections, a
+                    // retryUntil to refresh); its notes say which.
+                    let layout = &b.table().layout;
                     return Err(QctlError::usage(format!(
-                        "no dead letter {} to retry (nothing was changed)",
-                        missing.join(", ")
+                        "no dead letter {} to retry (nothing was changed); `qctl layouts {}` says which \
+                         failed jobs qctl retries on {} tables",
+                        missing.join(", "),
+                        layout.preset,
+                        layout.system.as_deref().unwrap_or(&layout.preset)
                     )));
                 }
                 after(b, "after_retry", Fill::ids(wanted.clone()))

@@ -50,7 +50,8 @@ pub struct Version {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Shape {
-    /// Columns the jobs table has.
+    /// Columns the jobs table has; `table.column` names a column of a
+    /// table beside it (Laravel's `failed_jobs.uuid`).
     #[serde(default)]
     pub columns: Vec<String>,
     /// Columns the jobs table lacks.
@@ -87,7 +88,21 @@ impl Facts {
             .as_ref()
             .map(|s| s.to_string())
             .or(current.clone());
-        let columns = cat.column_names(schema.as_deref(), table.name.as_str())?;
+        let mut columns = cat.column_names(schema.as_deref(), table.name.as_str())?;
+        // The columns of the tables beside it that a release line names
+        // (`table.column`), read as `table.column`.
+        let beside: std::collections::BTreeSet<&str> = preset
+            .lines()
+            .flat_map(|(_, shape, _, _)| shape.columns.iter().chain(&shape.lacks))
+            .filter_map(|c| c.split_once('.').map(|(t, _)| t))
+            .collect();
+        for other in beside {
+            if columns.is_empty() {
+                break;
+            }
+            let found = cat.column_names(schema.as_deref(), other)?;
+            columns.extend(found.into_iter().map(|c| format!("{other}.{c}")));
+        }
         let tables = cat
             .tables()?
             .into_iter()

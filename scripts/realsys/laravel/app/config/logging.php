@@ -1,0 +1,2 @@
+<?php
+return ['default' => 'single', 'channels' => ['single' => ['driver' => 'single', 'path' => storage_path('logs/laravel.log'), 'level' => 'debug']]];
