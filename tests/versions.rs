@@ -379,14 +379,14 @@ systems!(
     que: "que",
     pg_boss: "pg-boss",
     graphile_worker: "graphile-worker",
+    good_job: "good_job",
+    solid_queue: "solid_queue",
 );
 
 systems!(
     not yet:
     oban: "oban",
     river: "river",
-    good_job: "good_job",
-    solid_queue: "solid_queue",
     quartz: "quartz",
     delayed_job: "delayed_job",
     laravel: "laravel",
