@@ -871,22 +871,26 @@ fn good_job() {
          UPDATE good_jobs SET scheduled_at = timezone('UTC', now()) + interval '1 hour' WHERE id = '0a000000-0000-4000-8000-000000000003'",
     );
     assert_detected(&db, "good_job");
-    // Job 5's process died: GoodJob's next worker takes it, so it is
-    // pending (ready), not running.
+    // GoodJob's dashboard scopes (app/models/good_job/job.rb @ v4.19.2):
+    // running is performed and unfinished, job 5 too, whose process died;
+    // job 8, discarded from the dashboard, is discarded (failed) like 7.
+    // Job 5 is stale: its process (lock_type NULL) has not heart-beaten
+    // for 2 hours, past GoodJob::Process::EXPIRED_INTERVAL.
     assert_counts(
         &totals(&db, &[]),
         &[
-            ("pending", 4),
-            ("ready", 2),
+            ("pending", 3),
+            ("ready", 1),
             ("scheduled", 2),
-            ("running", 1),
+            ("running", 2),
+            ("stale", 1),
             ("done", 1),
-            ("failed", 1),
-            ("cancelled", 1),
+            ("failed", 2),
+            ("cancelled", 0),
             ("other", 0),
         ],
     );
-    // A worker in advisory-lock mode holds job 1.
+    // A worker in advisory-lock mode holds job 1, performing it.
     let mut worker = db.client();
     worker
         .batch_execute(
@@ -894,10 +898,30 @@ fn good_job() {
              SELECT pg_advisory_lock(('x' || substr(md5('good_jobs-0a000000-0000-4000-8000-000000000001'), 1, 16))::bit(64)::bigint)",
         )
         .unwrap();
-    assert_eq!(totals(&db, &[])["running"], 2);
+    assert_eq!(totals(&db, &[])["running"], 3);
     drop(worker);
     assert_explains_own_claim(&db, "pg_try_advisory_lock");
-    assert_refused(&db, &["reap"], "GoodJob needs no reaper");
+    // --timeout is the heartbeat age: 3 hours is past the dead process's.
+    let patient = db.json(&["reap", "--dry-run", "--timeout", "3h"]);
+    assert_eq!(patient["requeued"], 0, "{patient}");
+    // GoodJob::Process.cleanup: the dead process's job is released
+    // (locked_by_id cleared, still performed) and its row deleted.
+    let dry = db.json(&["reap", "--dry-run"]);
+    assert_eq!(dry["requeued"], 1, "{dry}");
+    let reaped = db.json(&["reap"]);
+    assert_eq!(reaped["jobs"], dry["jobs"]);
+    assert_eq!(
+        db.int(
+            "SELECT count(*) FROM good_jobs WHERE id = '0a000000-0000-4000-8000-000000000005' \
+             AND locked_by_id IS NULL AND locked_at IS NULL AND performed_at IS NOT NULL"
+        ),
+        1
+    );
+    assert_eq!(
+        db.int("SELECT count(*) FROM good_job_processes WHERE id = '22222222-2222-4222-8222-222222222222'"),
+        0
+    );
+    assert_eq!(totals(&db, &[])["stale"], 0);
     let failed = "0a000000-0000-4000-8000-000000000007";
     db.json(&["retry", failed]);
     assert_eq!(
@@ -937,14 +961,16 @@ fn solid_queue(db: &dyn Fixture) {
     );
     assert_explains_own_claim(db, "solid_queue_ready_executions");
     assert_refused(db, &["claim", "--worker", "w"], "Solid Queue");
-    assert_eq!(
-        db.run(&["reap", "--timeout", "1m"]).code,
-        2,
-        "Solid Queue's own rule decides"
-    );
+    // --timeout is process_alive_threshold: past 3 hours only job 9's
+    // claim, whose process row is gone, is stale.
+    let patient = db.json(&["reap", "--dry-run", "--timeout", "3h"]);
+    assert_eq!(patient["dead_lettered"], 1, "{patient}");
 
     // prune_dead_processes: the dead processes' claims become failed
-    // executions (ProcessPrunedError).
+    // executions (ProcessPrunedError). Job 5 holds the semaphore job 3 is
+    // blocked on: failing it signals the semaphore, and
+    // BlockedExecution.release_one takes it again for job 3, now ready.
+    db.exec("UPDATE solid_queue_jobs SET concurrency_key = 'SyncAccountJob/42' WHERE id = 5");
     let dry = db.json(&["reap", "--dry-run"]);
     assert_eq!(dry["dead_lettered"], 2, "{dry}");
     assert_eq!(
@@ -964,6 +990,18 @@ fn solid_queue(db: &dyn Fixture) {
         2
     );
     assert_eq!(totals(db, &[])["failed"], 4);
+    assert_eq!(
+        db.int("SELECT count(*) FROM solid_queue_blocked_executions WHERE job_id = 3"),
+        0
+    );
+    assert_eq!(
+        db.int("SELECT count(*) FROM solid_queue_ready_executions WHERE job_id = 3"),
+        1
+    );
+    assert_eq!(
+        db.int("SELECT value FROM solid_queue_semaphores WHERE id = 1"),
+        0
+    );
 
     // FailedExecution#retry.
     db.json(&["retry", "7"]);
@@ -989,6 +1027,8 @@ fn solid_queue(db: &dyn Fixture) {
         db.int("SELECT count(*) FROM solid_queue_blocked_executions WHERE job_id = 8"),
         1
     );
+    // Job 3, released by the reap, is ready; job 5, retried under its
+    // concurrency key, is blocked.
     assert_eq!(totals(db, &[])["ready"], 4);
     // clear_finished_in_batches.
     let purged = db.json(&["purge", "--older-than", "1s", "--yes"]);

@@ -382,12 +382,12 @@ systems!(
     quartz: "quartz",
     delayed_job: "delayed_job",
     laravel: "laravel",
+    good_job: "good_job",
+    solid_queue: "solid_queue",
 );
 
 systems!(
     not yet:
     oban: "oban",
     river: "river",
-    good_job: "good_job",
-    solid_queue: "solid_queue",
 );

@@ -560,6 +560,7 @@ mod tests {
             purpose: crate::sql::ddl::IndexPurpose::Claim,
             columns: columns.iter().map(|c| c.to_string()).collect(),
             predicate: predicate.map(str::to_string),
+            on: None,
         }
     }
 

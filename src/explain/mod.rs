@@ -462,7 +462,26 @@ fn claim_statement(
 /// `IS NULL` and boolean flags) where the database has partial indexes.
 pub fn derived_index(t: &crate::sql::schema::QueueTable, read_sql: &str) -> Option<IndexSpec> {
     let d = t.dialect;
-    let shape = sqltext::shape(read_sql, d.lexer, t.layout.table.name.as_str())?;
+    // A queue system's claim may pick its rows from a table beside the
+    // jobs table (Solid Queue's ready executions): the index goes there.
+    let (shape, on) = match sqltext::shape(read_sql, d.lexer, t.layout.table.name.as_str()) {
+        Some(shape) => (shape, None),
+        None => sqltext::tables(&sqltext::tokenize(read_sql, d.lexer))
+            .into_iter()
+            .map(|(name, _)| sqltext::base_name(&name).to_string())
+            .filter(|base| !base.eq_ignore_ascii_case(t.layout.table.name.as_str()))
+            .find_map(|base| {
+                let shape = sqltext::shape(read_sql, d.lexer, &base)?;
+                let name = Ident::new(&base, "table").ok()?;
+                Some((
+                    shape,
+                    Some(crate::layout::TableName {
+                        schema: t.layout.table.schema.clone(),
+                        name,
+                    }),
+                ))
+            })?,
+    };
     let status = t
         .layout
         .column(Concept::Status)
@@ -531,10 +550,11 @@ pub fn derived_index(t: &crate::sql::schema::QueueTable, read_sql: &str) -> Opti
         return None;
     }
     Some(IndexSpec {
-        name: d.index_name(&t.layout.table, "sql_claim_idx"),
+        name: d.index_name(on.as_ref().unwrap_or(&t.layout.table), "sql_claim_idx"),
         purpose: IndexPurpose::Claim,
         columns,
         predicate: (!predicate.is_empty()).then(|| predicate.join(" AND ")),
+        on,
     })
 }
 
@@ -1084,7 +1104,16 @@ mod tests {
             "CREATE INDEX IF NOT EXISTS \"jobs_sql_claim_idx\" ON \"jobs\" (\"queue\", \"run_at\") \
              WHERE \"locked_at\" IS NULL"
         );
-        // Another table's query gets no index on this one.
-        assert_eq!(derived(&POSTGRES, "SELECT id FROM other WHERE a = $1"), "");
+        // A claim that picks its rows from a table beside this one (Solid
+        // Queue's poll of its ready executions) gets its index there.
+        assert_eq!(
+            derived(
+                &POSTGRES,
+                "SELECT e.id, e.job_id FROM solid_queue_ready_executions e WHERE e.queue_name = 'default' \
+                 ORDER BY e.priority ASC, e.job_id ASC LIMIT 10 FOR UPDATE SKIP LOCKED"
+            ),
+            "CREATE INDEX IF NOT EXISTS \"solid_queue_ready_executions_sql_claim_idx\" ON \
+             \"solid_queue_ready_executions\" (\"queue_name\", \"priority\", \"job_id\")"
+        );
     }
 }

@@ -257,6 +257,9 @@ impl Preset {
             .cloned()
             .unwrap_or_default();
         layout.refusals = self.refusals();
+        if let Some(older) = older {
+            layout.refusals.extend(older.refuse.clone());
+        }
         layout.system = (!self.init).then(|| self.system.clone());
         Ok(layout)
     }

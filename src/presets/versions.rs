@@ -43,6 +43,10 @@ pub struct Version {
     /// How this release's rules differ, for `qctl layouts NAME`.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Commands qctl does not run on this release, beyond the preset's
+    /// (GoodJob 3 has no stale state to reap).
+    #[serde(default)]
+    pub refuse: BTreeMap<String, String>,
 }
 
 /// What a release's tables look like in the catalog. Every condition
@@ -50,8 +54,8 @@ pub struct Version {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Shape {
-    /// Columns the jobs table has; `table.column` names a column of a
-    /// table beside it (Laravel's `failed_jobs.uuid`).
+    /// Columns the jobs table has; `table.column` names a column of
+    /// another table beside it (`solid_queue_processes.name`).
     #[serde(default)]
     pub columns: Vec<String>,
     /// Columns the jobs table lacks.
@@ -73,6 +77,9 @@ pub struct Shape {
 #[derive(Debug, Clone, Default)]
 pub struct Facts {
     pub columns: Vec<String>,
+    /// Columns of the other tables the preset's shapes name, as
+    /// `table.column`.
+    pub other_columns: Vec<String>,
     pub tables: Vec<String>,
     /// The system's own version marker, as it holds it.
     pub marker: Option<String>,
@@ -88,27 +95,30 @@ impl Facts {
             .as_ref()
             .map(|s| s.to_string())
             .or(current.clone());
-        let mut columns = cat.column_names(schema.as_deref(), table.name.as_str())?;
-        // The columns of the tables beside it that a release line names
-        // (`table.column`), read as `table.column`.
-        let beside: std::collections::BTreeSet<&str> = preset
-            .lines()
-            .flat_map(|(_, shape, _, _)| shape.columns.iter().chain(&shape.lacks))
-            .filter_map(|c| c.split_once('.').map(|(t, _)| t))
-            .collect();
-        for other in beside {
-            if columns.is_empty() {
-                break;
-            }
-            let found = cat.column_names(schema.as_deref(), other)?;
-            columns.extend(found.into_iter().map(|c| format!("{other}.{c}")));
-        }
-        let tables = cat
+        let columns = cat.column_names(schema.as_deref(), table.name.as_str())?;
+        let tables: Vec<String> = cat
             .tables()?
             .into_iter()
             .filter(|(s, _)| s.is_none() || *s == schema)
             .map(|(_, name)| name)
             .collect();
+        let mut others: Vec<&str> = preset
+            .current
+            .iter()
+            .chain(&preset.versions)
+            .flat_map(|v| v.when.columns.iter().chain(&v.when.lacks))
+            .filter_map(|c| c.split_once('.').map(|(t, _)| t))
+            .collect();
+        others.sort_unstable();
+        others.dedup();
+        let mut other_columns = Vec::new();
+        for other in others {
+            if tables.iter().any(|t| t.eq_ignore_ascii_case(other)) {
+                for column in cat.column_names(schema.as_deref(), other)? {
+                    other_columns.push(format!("{other}.{column}"));
+                }
+            }
+        }
         let marker = preset
             .detect
             .version
@@ -124,13 +134,18 @@ impl Facts {
             .filter(|m| !m.is_empty());
         Ok(Facts {
             columns,
+            other_columns,
             tables,
             marker,
         })
     }
 
     fn has_column(&self, column: &str) -> bool {
-        self.columns.iter().any(|c| c.eq_ignore_ascii_case(column))
+        let columns = match column.contains('.') {
+            true => &self.other_columns,
+            false => &self.columns,
+        };
+        columns.iter().any(|c| c.eq_ignore_ascii_case(column))
     }
 
     fn has_table(&self, table: &str) -> bool {

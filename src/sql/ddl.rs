@@ -5,7 +5,7 @@
 use super::dialect::Dialect;
 use super::queue::QueueSql;
 use super::schema::{QueueTable, TimeRepr};
-use crate::layout::{Concept, Ident, Status, literal};
+use crate::layout::{Concept, Ident, Status, TableName, literal};
 
 /// The column types a dialect's `CREATE TABLE` uses.
 #[derive(Debug)]
@@ -43,6 +43,10 @@ pub struct IndexSpec {
     pub columns: Vec<String>,
     /// The WHERE of a partial index.
     pub predicate: Option<String>,
+    /// The table it indexes, where that is not the layout's: a queue
+    /// system's claim may read a table beside it (Solid Queue polls
+    /// `solid_queue_ready_executions`).
+    pub on: Option<TableName>,
 }
 
 impl IndexSpec {
@@ -91,6 +95,7 @@ impl IndexSpec {
             purpose: IndexPurpose::Claim,
             columns,
             predicate,
+            on: None,
         }
     }
 
@@ -106,6 +111,7 @@ impl IndexSpec {
             purpose: IndexPurpose::State,
             columns,
             predicate: None,
+            on: None,
         })
     }
 
@@ -121,12 +127,13 @@ impl IndexSpec {
             ""
         };
         // SQLite puts the schema on the index name, the others on the table.
-        let (name, table) = match &t.layout.table.schema {
+        let on = self.on.as_ref().unwrap_or(&t.layout.table);
+        let (name, table) = match &on.schema {
             Some(schema) if d.index_schema_on_name => (
                 format!("{}.{}", d.ident(schema), d.ident(&self.name)),
-                d.ident(&t.layout.table.name),
+                d.ident(&on.name),
             ),
-            _ => (d.ident(&self.name), t.table()),
+            _ => (d.ident(&self.name), d.table(on)),
         };
         self.create_on(d, &name, &table, concurrently)
     }
