@@ -514,6 +514,9 @@ pub struct Layout {
     /// Which release of the system the tables are, and what that was read
     /// from (a queue system's preset).
     pub version: Option<String>,
+    /// Said on stderr by every command: the system's version marker names
+    /// a release outside the preset's range, and qctl follows the catalog.
+    pub version_warning: Option<String>,
     /// Statements that do a transition the system spreads over several
     /// tables (Solid Queue moves a job between execution tables): `reap`,
     /// `retry` and `retry_all`, run in order in one transaction (see
@@ -596,6 +599,7 @@ impl Layout {
             system: None,
             detected: None,
             version: None,
+            version_warning: None,
             steps: Default::default(),
             semaphore: None,
             failed_counts: None,

@@ -513,6 +513,9 @@ pub(crate) fn auto_layout(
         return Ok(layout);
     }
     let layout = crate::presets::settle(backend, spec, layout)?;
+    if let Some(warning) = &layout.version_warning {
+        eprintln!("qctl: warning: {}", crate::text::sanitize(warning));
+    }
     if options.sql_log.enabled {
         if let Some(why) = &layout.detected {
             eprintln!("qctl: layout auto: {}", crate::text::sanitize(why));

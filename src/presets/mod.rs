@@ -192,6 +192,7 @@ impl Preset {
             .and_then(|v| self.versions.iter().position(|w| std::ptr::eq(w, v)));
         let mut layout = self.layout_of(database, schema, index)?;
         layout.version = Some(fit.summary);
+        layout.version_warning = fit.warning;
         Ok(layout)
     }
 
