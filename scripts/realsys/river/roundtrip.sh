@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Round trip of qctl with River's own SQL: roundtrip.sh DB_URL [VERSION]
+# Round trip of qctl with a client playing River (its own fetch): roundtrip.sh DB_URL [VERSION]
 #   VERSION: v0.43.0 (main-line migration 7; default)
 #   DB_URL: an empty PostgreSQL database (postgres://...); this round trip covers River on PostgreSQL.
 # River is a Go library and no Go module can be fetched here: worker.py plays a River client with the release's
