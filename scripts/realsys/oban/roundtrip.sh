@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Round trip of qctl with a node playing Oban (its own fetch): roundtrip.sh DB_URL [VERSION]
-#   VERSION: v2.23.1 (migration 14; default)
+#   VERSION: v2.23.1 (migration 14; default) or v2.10.1 (migration 10)
 #   DB_URL: an empty PostgreSQL database (postgres://...); this round trip covers Oban on PostgreSQL.
 # Oban is an Elixir library and no Hex package can be fetched here: worker.py plays an Oban node with the release's
 # own fetch (Basic.fetch_jobs) and its engine's complete and discard rules. See roundtrip.py for the steps.

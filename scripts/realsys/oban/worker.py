@@ -1,22 +1,24 @@
 #!/usr/bin/env python3
-"""An Oban node with one queue, for Oban v2.23.1 (migration 14), on PostgreSQL.
+"""An Oban node with one queue, for Oban v2.23.1 (migration 14) or v2.10.1 (migration 10), on PostgreSQL.
 
 Oban is an Elixir library and no Hex package can be fetched here, so this process plays an Oban node
 (Oban with queues: [default: 1]):
 
   fetch      the Basic engine's fetch_jobs exactly as Oban sends it: the statement is read from
              tests/fixtures/oban/<migration>/claim.sql (the release's Ecto query rendered by ecto_sql's rules),
-             with Oban's parameters: the queue, demand 1, 'executing', DateTime.utc_now(), [node, producer uuid], 1
+             with Oban's parameters: v2.23.1 the queue, demand 1, 'executing', DateTime.utc_now(),
+             [node, producer uuid], 1; v2.10.1 'executing', DateTime.utc_now(), [node], 1, the queue, demand 1
   complete   what Basic.complete_job does: state completed, completed_at now
   discard    what the executor does when a job errors on its last attempt (Basic.discard_job): state discarded,
              discarded_at now, the attempt's error appended to errors ({at, attempt, error}, Job.format_attempt)
   insert     what Oban.insert writes for a job with default options: state available, queue default,
              max_attempts 20, priority 0, meta {}, tags [], scheduled_at and inserted_at now (UTC)
 The complete, discard and insert statements are written here from those functions' rules (lib/oban/engines/basic.ex,
-lib/oban/job.ex of the release), not copied from Oban. The Lifeline plugin is not run: qctl reap takes its place.
+lib/oban/job.ex of the release), not copied from Oban. The Lifeline plugin (2.11 on; 2.10 has no rescuer) is not
+run: qctl reap takes its place.
 
 usage:
-  worker.py run      --db URL --version v2.23.1 --name w1 [--sleep 0.3]
+  worker.py run      --db URL --version v2.23.1|v2.10.1 --name w1 [--sleep 0.3]
   worker.py enqueue  --db URL --version v2.23.1 --keys k1,k2 [--fail-first k2]
   worker.py jobs     --db URL --version v2.23.1
 """
@@ -34,7 +36,7 @@ import psycopg
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 # release -> its fixture (migration level)
-VERSIONS = {"v2.23.1": "m14"}
+VERSIONS = {"v2.23.1": "m14", "v2.10.1": "m10"}
 WORKER = "Qctl.RoundTripWorker"
 FAILING_WORKER = "Qctl.RoundTripFailingWorker"  # raises on its first run; inserted with max_attempts 1
 
@@ -75,7 +77,11 @@ def run(a):
     print(f"{a.name}: Oban {a.version} node {node} producer {producer} pid {os.getpid()}", flush=True)
     while not stop["flag"]:
         with conn.transaction():  # Repo.transaction/2 around the fetch
-            cur = conn.execute(fetch, ("default", 1, "executing", utc_now(), [node, producer], 1))
+            if fetch.lstrip().startswith("WITH"):  # 2.14 on: the CTE form
+                params = ("default", 1, "executing", utc_now(), [node, producer], 1)
+            else:  # the IN-subquery form
+                params = ("executing", utc_now(), [node], 1, "default", 1)
+            cur = conn.execute(fetch, params)
             names = [d.name for d in cur.description]
             rows = [dict(zip(names, r)) for r in cur.fetchall()]
         if not rows:

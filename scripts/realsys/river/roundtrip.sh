@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Round trip of qctl with a client playing River (its own fetch): roundtrip.sh DB_URL [VERSION]
-#   VERSION: v0.43.0 (main-line migration 7; default)
+#   VERSION: v0.43.0 (main-line migration 7; default) or v0.9.0 (migration 4)
 #   DB_URL: an empty PostgreSQL database (postgres://...); this round trip covers River on PostgreSQL.
 # River is a Go library and no Go module can be fetched here: worker.py plays a River client with the release's
 # own fetch (JobGetAvailable) and its completer's and scheduler's rules. See roundtrip.py for the steps.

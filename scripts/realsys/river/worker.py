@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""A River client with one worker, for River v0.43.0 (main-line migration 7), on PostgreSQL.
+"""A River client with one worker, for River v0.43.0 (main-line migration 7) or v0.9.0 (migration 4), on PostgreSQL.
 
 River is a Go library and no Go module can be fetched here, so this process plays a River client
 (river.NewClient with one queue, one worker) and the leader's maintenance services it needs:
 
   fetch      JobGetAvailable exactly as River's pgx driver sends it: the statement is read from
              tests/fixtures/river/<migration>/claim.sql (the sqlc constant of that release), with River's
-             parameters: now NULL (the database clock), max_attempted_by 100, the client ID, the queue, 1
-  complete   what JobSetStateIfRunningMany does for a finished job: running -> completed, finalized_at now
-  error      what it does for an errored job (River's DefaultClientRetryPolicy): the error appended to errors;
+             parameters: v0.43.0 now NULL (the database clock), max_attempted_by 100, the client ID, the queue, 1;
+             v0.9.0 the client ID, the queue, 1
+  complete   what JobSetStateIfRunningMany (v0.9.0: JobSetCompleteIfRunningMany) does for a finished job: running -> completed, finalized_at now
+  error      what JobSetStateIfRunningMany (v0.9.0: JobSetStateIfRunning) does for an errored job (River's DefaultClientRetryPolicy): the error appended to errors;
              attempts left -> retryable, due after (errors+1)^4 s; attempts used -> discarded, finalized_at now
   schedule   what the JobScheduler's JobSchedule does for jobs without unique keys (these have none): due
              retryable and scheduled jobs -> available (River's default interval is 5 s; this loop checks each second)
@@ -18,7 +19,7 @@ The complete, error, schedule and insert statements are written here from those 
 statement), not copied from River. The JobRescuer is not run: qctl reap takes its place in the round trip.
 
 usage:
-  worker.py run      --db URL --version v0.43.0 --name w1 [--sleep 0.3]
+  worker.py run      --db URL --version v0.43.0|v0.9.0 --name w1 [--sleep 0.3]
   worker.py enqueue  --db URL --version v0.43.0 --keys k1,k2 [--fail-first k2]
   worker.py jobs     --db URL --version v0.43.0
 """
@@ -36,7 +37,7 @@ import psycopg
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 # release -> its fixture (main-line migration level)
-VERSIONS = {"v0.43.0": "m07"}
+VERSIONS = {"v0.43.0": "m07", "v0.9.0": "m04"}
 KIND = "qctl_round_trip"
 FAILING_KIND = "qctl_round_trip_failing"  # its worker errors on the first run; inserted with max_attempts 1
 
@@ -105,7 +106,8 @@ def run(a):
         if time.time() - last_schedule >= 1.0:
             conn.execute(SCHEDULE)
             last_schedule = time.time()
-        cur = conn.execute(fetch, (None, 100, me, "default", 1))
+        params = (None, 100, me, "default", 1) if "$5" in fetch else (me, "default", 1)
+        cur = conn.execute(fetch, params)
         names = [d.name for d in cur.description]
         rows = [dict(zip(names, r)) for r in cur.fetchall()]
         if not rows:
