@@ -109,8 +109,10 @@ pub fn presets_reference() -> String {
          language the presets are written in.\n\n\
          Each preset supports a range of its system's releases. qctl reads the system's version \
          marker (where it keeps one) and the catalog, and follows the release line the tables \
-         fit: it never names a column, table or enum value the database lacks. Tables that fit \
-         no release line are refused, naming the version and this range.\n\n\
+         fit: it never names a column, table or enum value the database lacks. A marker \
+         outside this range on tables that still fit a line: qctl follows the catalog, and \
+         every command warns on stderr, naming the version and the range. Tables that fit no \
+         release line are refused, naming the version and this range.\n\n\
          | preset | system | releases supported | databases | table |\n|---|---|---|---|---|\n",
     );
     let infos = crate::presets::infos();
