@@ -51,7 +51,8 @@ fn newer_marker_warns(release: &str, bump: &str, marker: &str) {
         .find(|l| l.starts_with("qctl: warning:"))
         .unwrap_or_else(|| panic!("{release}: no warning on stderr: {:?}", stats.stderr));
     assert!(
-        warning.contains(&format!("says {marker},")) && warning.contains("outside the releases"),
+        warning.contains(&format!("version marker {marker} is outside"))
+            && warning.contains("releases qctl"),
         "{release}: {warning}"
     );
     let doctor = db.run(&["doctor", "--format", "json"]);

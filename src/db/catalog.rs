@@ -36,6 +36,18 @@ impl<T: Session + ?Sized> crate::presets::Catalog for T {
         Ok(first_texts(self.query(&stmt)?))
     }
 
+    fn enum_labels(&mut self, schema: Option<&str>, table: &str) -> Result<Vec<String>> {
+        let Some(sql) = self.table().dialect.catalog.enum_labels else {
+            return Ok(Vec::new());
+        };
+        let schema = schema.map_or(Bind::Null, |s| Bind::Text(s.to_string()));
+        let stmt = Stmt {
+            sql: sql.to_string(),
+            binds: vec![schema, Bind::Text(table.to_string())],
+        };
+        Ok(first_texts(self.query(&stmt)?))
+    }
+
     fn current_schema(&mut self) -> Option<String> {
         let sql = self.table().dialect.catalog.current_schema?;
         self.query(&Stmt::plain(sql)).ok().and_then(first_text)

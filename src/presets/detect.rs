@@ -16,6 +16,11 @@ pub trait Catalog {
     fn tables(&mut self) -> Result<Vec<(Option<String>, String)>>;
     /// The column names of one table.
     fn column_names(&mut self, schema: Option<&str>, table: &str) -> Result<Vec<String>>;
+    /// The labels of one table's enum-typed columns (PostgreSQL's
+    /// `pg_enum`), where the database has enum types.
+    fn enum_labels(&mut self, _schema: Option<&str>, _table: &str) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
     /// The schema unqualified names resolve to first.
     fn current_schema(&mut self) -> Option<String>;
     /// The first value of a query, as text; `None` when it fails.

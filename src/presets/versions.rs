@@ -67,6 +67,12 @@ pub struct Shape {
     /// Tables that are not there.
     #[serde(default)]
     pub lacks_tables: Vec<String>,
+    /// Labels the jobs table's enum types have (`pg_enum`).
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// Labels they lack.
+    #[serde(default)]
+    pub lacks_labels: Vec<String>,
     /// The version marker, read as a number: at least this.
     pub marker_from: Option<f64>,
     /// ... and below this.
@@ -81,13 +87,15 @@ pub struct Facts {
     /// `table.column`.
     pub other_columns: Vec<String>,
     pub tables: Vec<String>,
+    /// The labels of the jobs table's enum-typed columns.
+    pub labels: Vec<String>,
     /// The system's own version marker, as it holds it.
     pub marker: Option<String>,
 }
 
 impl Facts {
-    /// Reads the jobs table's columns, the tables beside it, and the
-    /// version marker.
+    /// Reads the jobs table's columns and enum labels, the tables beside
+    /// it, and the version marker.
     pub fn read(cat: &mut dyn Catalog, preset: &Preset, table: &TableName) -> Result<Facts> {
         let current = cat.current_schema();
         let schema = table
@@ -96,6 +104,7 @@ impl Facts {
             .map(|s| s.to_string())
             .or(current.clone());
         let columns = cat.column_names(schema.as_deref(), table.name.as_str())?;
+        let labels = cat.enum_labels(schema.as_deref(), table.name.as_str())?;
         let tables: Vec<String> = cat
             .tables()?
             .into_iter()
@@ -136,6 +145,7 @@ impl Facts {
             columns,
             other_columns,
             tables,
+            labels,
             marker,
         })
     }
@@ -150,6 +160,10 @@ impl Facts {
 
     fn has_table(&self, table: &str) -> bool {
         self.tables.iter().any(|t| t.eq_ignore_ascii_case(table))
+    }
+
+    fn has_label(&self, label: &str) -> bool {
+        self.labels.iter().any(|l| l == label)
     }
 
     fn marker_number(&self) -> Option<f64> {
@@ -203,6 +217,26 @@ impl Shape {
             .collect();
         if !extra.is_empty() {
             why.push(format!("a table {}", extra.join(", ")));
+        }
+        // A database without enum types (SQLite), or a state column of
+        // text, shows no labels: then the labels tell nothing.
+        let missing: Vec<&str> = self
+            .labels
+            .iter()
+            .filter(|l| !facts.labels.is_empty() && !facts.has_label(l))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            why.push(format!("no state {}", missing.join(", ")));
+        }
+        let extra: Vec<&str> = self
+            .lacks_labels
+            .iter()
+            .filter(|l| facts.has_label(l))
+            .map(String::as_str)
+            .collect();
+        if !extra.is_empty() {
+            why.push(format!("a state {}", extra.join(", ")));
         }
         if let Some(n) = facts.marker_number() {
             if self.marker_from.is_some_and(|from| n < from) {
@@ -292,10 +326,11 @@ impl Preset {
             };
             if relaxed.misfits(facts).is_empty() && !shape.marker_in_range(facts) {
                 let warning = format!(
-                    "the {} version marker says {}, outside the releases qctl knows ({}): \
+                    "{} version marker {} is outside the releases qctl's {} preset knows ({}): \
                      following the catalog as {name}; check what qctl reports",
                     self.system,
                     facts.marker.as_deref().unwrap_or("?"),
+                    self.name,
                     self.supported
                 );
                 return Ok(Fit {

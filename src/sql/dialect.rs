@@ -27,6 +27,9 @@ pub struct CatalogSql {
     pub columns: &'static str,
     /// The session's schema, where the database has schemas.
     pub current_schema: Option<&'static str>,
+    /// The labels of a table's enum-typed columns, where the database has
+    /// enum types of its own; binds as `columns` does.
+    pub enum_labels: Option<&'static str>,
 }
 
 /// How a dialect writes the N-th placeholder.
@@ -241,6 +244,7 @@ pub static SQLITE: Dialect = Dialect {
                  AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
         columns: "SELECT name FROM pragma_table_xinfo(?2, coalesce(?1, 'main'))",
         current_schema: None,
+        enum_labels: None,
     },
     exact_collation_hint: "declare the column without COLLATE NOCASE or RTRIM (BINARY, the default)",
     text_compares_exactly: true,
@@ -307,6 +311,15 @@ pub static POSTGRES: Dialect = Dialect {
                   WHERE n.nspname = coalesce($1, 'public') AND c.relname = $2 \
                   AND a.attnum > 0 AND NOT a.attisdropped",
         current_schema: Some("SELECT current_schema()::text"),
+        enum_labels: Some(
+            "SELECT e.enumlabel::text FROM pg_attribute a \
+             JOIN pg_class c ON c.oid = a.attrelid \
+             JOIN pg_namespace n ON n.oid = c.relnamespace \
+             JOIN pg_enum e ON e.enumtypid = a.atttypid \
+             WHERE n.nspname = coalesce($1, 'public') AND c.relname = $2 \
+             AND a.attnum > 0 AND NOT a.attisdropped \
+             ORDER BY a.attnum, e.enumsortorder",
+        ),
     },
     exact_collation_hint: "give the column a deterministic collation (text, not citext)",
     text_compares_exactly: true,
@@ -385,6 +398,9 @@ pub static MYSQL: Dialect = Dialect {
         columns: "SELECT COLUMN_NAME FROM information_schema.COLUMNS \
                   WHERE TABLE_SCHEMA = coalesce(?, DATABASE()) AND TABLE_NAME = ?",
         current_schema: None,
+        // An ENUM column's labels are part of its type's text; no preset
+        // for MySQL tells its releases apart by them.
+        enum_labels: None,
     },
     exact_collation_hint: "give the column a binary NO PAD collation (MariaDB utf8mb4_nopad_bin, MySQL 8 utf8mb4_0900_bin)",
     text_compares_exactly: false,
