@@ -30,6 +30,7 @@
 #   QCTL_BENCH_MYSQL     server URL without a database
 #                        (default: mysql://root@127.0.0.1:3306)
 #   CARGO_TARGET_DIR     where cargo builds (default: target)
+#   QCTL                 a qctl binary to measure (default: build target/release/qctl)
 #   BENCH_DIR            where temporary files go (default: $TMPDIR or /tmp)
 #   HISTORY              finished jobs for target 1 (default 1000000)
 #   CLAIMS               claims per table for target 1 (default 300)
@@ -88,8 +89,12 @@ user=${server#mysql://}; user=${user%@*}
 host=${hostport%:*}; port=${hostport##*:}
 client=(mariadb -u "$user" -h "$host" -P "$port" --local-infile=1 -N -B)
 
-cargo build --release --quiet
-qctl="$target_dir/release/qctl"
+if [[ -n ${QCTL:-} ]]; then
+    qctl=$QCTL
+else
+    cargo build --release --quiet
+    qctl="$target_dir/release/qctl"
+fi
 prefix="qctl_bench_$$"
 work=$(mktemp -d "$bench_dir/qctl-bench-mysql.XXXXXX")
 cleanup() {
