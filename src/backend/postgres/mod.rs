@@ -628,11 +628,14 @@ impl Session for PostgresBackend {
 
     fn others_active(&mut self) -> Result<Option<bool>> {
         // A worker's claim is a statement of a millisecond or so between
-        // idle spells: a session idle for less than a second counts.
+        // idle spells: a session idle for less than a second counts. So
+        // does another role's session whose state this role may not see
+        // (NULL without pg_read_all_stats): it may be a worker.
         let stmt = Stmt::plain(format!(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
              AND pid NOT IN (pg_backend_pid(), {}) AND backend_type = 'client backend' \
-             AND (state <> 'idle' OR state_change > clock_timestamp() - interval '1 second')",
+             AND (state IS DISTINCT FROM 'idle' \
+                  OR state_change > clock_timestamp() - interval '1 second')",
             self.helper_pid.unwrap_or(0)
         ));
         let rows = self.query(&stmt)?;
