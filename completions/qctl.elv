@@ -310,7 +310,7 @@ set edit:completion:arg-completer[qctl] = {|@words|
         &'qctl;reap'= {
             cand --timeout 'Stale means locked longer than this, instead of past its lease deadline'
             cand --queue 'Only jobs of this queue'
-            cand --batch-size 'Jobs per batch; each commits, so claims are never held up for long [default: 250 on SQLite (whose one write lock a batch holds), 5000 on PostgreSQL, 1000 on MySQL/MariaDB]'
+            cand --batch-size 'Jobs per batch, every batch; each commits, so claims are never held up for long. Without it batches adapt: they start at 250 on SQLite (whose one write lock a batch holds), 5000 on PostgreSQL, 1000 on MySQL/MariaDB, grow while no other client is at work on the database and shrink while one is'
             cand --show 'List at most N reaped jobs (the counts always cover every one)'
             cand -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
             cand --database 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'

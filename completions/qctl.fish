@@ -453,7 +453,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand retry" -s h -l help -d 'Print 
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l timeout -d 'Stale means locked longer than this, instead of past its lease deadline' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l queue -d 'Only jobs of this queue' -r
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -l batch-size -d 'Jobs per batch; each commits, so claims are never held up for long [default: 250 on SQLite (whose one write lock a batch holds), 5000 on PostgreSQL, 1000 on MySQL/MariaDB]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -l batch-size -d 'Jobs per batch, every batch; each commits, so claims are never held up for long. Without it batches adapt: they start at 250 on SQLite (whose one write lock a batch holds), 5000 on PostgreSQL, 1000 on MySQL/MariaDB, grow while no other client is at work on the database and shrink while one is' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l show -d 'List at most N reaped jobs (the counts always cover every one)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F

@@ -11,8 +11,12 @@
 #   3. 16 concurrent claimers, SKIP LOCKED against a plain FOR UPDATE on
 #      qctl's own claim: `qctl bench`. A contrast, not a target: the two
 #      part ways once a worker keeps the claim's transaction open (--hold)
-#   4. bulk enqueue of JSONL jobs within 1.5x of the time the `mariadb`
+#   4. bulk enqueue of JSONL jobs within 1.0x of the time the `mariadb`
 #      client's LOAD DATA LOCAL takes for the same rows into the same table
+#   5. `qctl bench` (qctl's own claim and fenced complete) at least 0.8x the
+#      throughput of mariadb-slap running the very same statements (read
+#      from qctl's -v log, placeholders as session variables) at the same
+#      concurrency on the same table shape
 #
 # The machine is assumed to be shared and noisy, so nothing is judged on
 # one timing: variants alternate within this one run and the verdicts are
@@ -26,6 +30,7 @@
 #   QCTL_BENCH_MYSQL     server URL without a database
 #                        (default: mysql://root@127.0.0.1:3306)
 #   CARGO_TARGET_DIR     where cargo builds (default: target)
+#   QCTL                 a qctl binary to measure (default: build target/release/qctl)
 #   BENCH_DIR            where temporary files go (default: $TMPDIR or /tmp)
 #   HISTORY              finished jobs for target 1 (default 1000000)
 #   CLAIMS               claims per table for target 1 (default 300)
@@ -35,7 +40,9 @@
 #   BENCH_WORKERS        claimers for qctl bench (default 16)
 #   BENCH_JOBS           jobs per qctl bench mode (default 3000)
 #   BENCH_HOLDS          holds for qctl bench (default "0ms 5ms")
-#   SECTIONS             which targets to run (default 1234)
+#   SLAP_JOBS            jobs per run of the mariadb-slap comparison (default 8000)
+#   SLAP_RUNS            runs per tool of the mariadb-slap comparison (default 3)
+#   SECTIONS             which targets to run (default 12345)
 #
 # Exit status: 0 every target met, 1 a target missed, 2 an error.
 
@@ -56,7 +63,9 @@ runs=${ENQUEUE_RUNS:-3}
 workers=${BENCH_WORKERS:-16}
 bench_jobs=${BENCH_JOBS:-3000}
 read -r -a holds <<<"${BENCH_HOLDS:-0ms 5ms}"
-sections=${SECTIONS:-1234}
+sections=${SECTIONS:-12345}
+slap_jobs=${SLAP_JOBS:-8000}
+slap_runs=${SLAP_RUNS:-3}
 if $quick; then
     history=${HISTORY:-100000}
     claims=${CLAIMS:-50}
@@ -64,6 +73,8 @@ if $quick; then
     rows=${ENQUEUE_ROWS:-50000}
     runs=${ENQUEUE_RUNS:-1}
     bench_jobs=${BENCH_JOBS:-500}
+    slap_jobs=${SLAP_JOBS:-1600}
+    slap_runs=${SLAP_RUNS:-1}
 fi
 want() { [[ $sections == *$1* ]]; }
 target_dir=${CARGO_TARGET_DIR:-target}
@@ -78,8 +89,12 @@ user=${server#mysql://}; user=${user%@*}
 host=${hostport%:*}; port=${hostport##*:}
 client=(mariadb -u "$user" -h "$host" -P "$port" --local-infile=1 -N -B)
 
-cargo build --release --quiet
-qctl="$target_dir/release/qctl"
+if [[ -n ${QCTL:-} ]]; then
+    qctl=$QCTL
+else
+    cargo build --release --quiet
+    qctl="$target_dir/release/qctl"
+fi
 prefix="qctl_bench_$$"
 work=$(mktemp -d "$bench_dir/qctl-bench-mysql.XXXXXX")
 cleanup() {
@@ -206,7 +221,108 @@ EOF
     q=$(median <"$work/qctl")
     c=$(median <"$work/client")
     echo "  median: qctl enqueue $q s, mariadb LOAD DATA $c s"
-    verdict "qctl enqueue / mariadb LOAD DATA" "$(awk -v a="$q" -v b="$c" 'BEGIN {print a / b}')" 1.5 x
+    verdict "qctl enqueue / mariadb LOAD DATA" "$(awk -v a="$q" -v b="$c" 'BEGIN {print a / b}')" 1.0 x
+fi
+
+if want 5; then
+    echo "5. qctl bench against mariadb-slap: $workers clients, $slap_jobs jobs, the same claim and complete, $slap_runs runs each, alternating"
+    command -v mariadb-slap >/dev/null || { echo "bench-mysql: mariadb-slap is needed" >&2; exit 2; }
+    db="${prefix}_slap"
+    fresh "$db"
+    "$qctl" -q -d "$server/$db" enqueue --payload '{}' >/dev/null
+    # qctl's statements as its -v log prints them, from START TRANSACTION to
+    # COMMIT: the claim (pick, update, read back) and the fenced complete.
+    statements() {
+        "$qctl" -v -d "$server/$db" "$@" 2>&1 >/dev/null |
+            sed -n 's/^qctl: sql ([^)]*): //p' | awk '/^START TRANSACTION/ {on=1} on {print} /^COMMIT$/ {on=0}'
+    }
+    statements claim --worker w >"$work/claim.sql"
+    statements complete 1 --worker w --fence 1 >"$work/complete.sql"
+    [[ $(wc -l <"$work/claim.sql") -ge 4 && $(wc -l <"$work/complete.sql") -ge 3 ]] ||
+        { echo "cannot read qctl's claim and complete from its -v log" >&2; exit 2; }
+    # Placeholders become session variables, in their order in each
+    # statement: the pick's id and the read back's attempts go into
+    # variables (SELECT ... INTO), which the update and the complete use.
+    python3 - "$work/claim.sql" "$work/complete.sql" "$work/slap.sql" <<'EOF'
+import re, sys
+claim = open(sys.argv[1]).read().splitlines()
+complete = open(sys.argv[2]).read().splitlines()
+def bind(stmt, names):
+    names = list(names)
+    out = re.sub(r"\?", lambda _: names.pop(0), stmt)
+    assert not names, (stmt, names)
+    return out
+out = ["SET @id = NULL, @attempts = NULL, @worker = CONCAT('slap-', CONNECTION_ID())"]
+for stmt in claim:
+    if stmt.startswith("SELECT") and "FOR UPDATE SKIP LOCKED" in stmt:
+        out.append(bind(stmt, ["'default'"]) + " INTO @id")
+    elif stmt.startswith("UPDATE"):
+        out.append(bind(stmt, ["@worker", "300000000", "@id"]))
+    elif stmt.startswith("SELECT"):
+        cols = stmt[len("SELECT "):stmt.index(" FROM ")].split(", ")
+        into = ["@attempts" if c == "`attempts`" else "@c%d" % i for i, c in enumerate(cols)]
+        out.append(bind(stmt, ["@id"]) + " INTO " + ", ".join(into))
+    else:
+        out.append(stmt)
+for stmt in complete:
+    if stmt.startswith("UPDATE"):
+        out.append(bind(stmt, ["@id", "@worker", "@attempts"]))
+    elif stmt.startswith("SELECT"):
+        out.append(bind(stmt, ["@id"]))
+    else:
+        out.append(stmt)
+open(sys.argv[3], "w").write(";\n".join(out) + "\n")
+EOF
+    echo "  mariadb-slap script (qctl's statements):"
+    sed 's/^/    /' "$work/slap.sql"
+    per_job=$(grep -c . "$work/slap.sql")
+    refill() {
+        "${client[@]}" "$db" -e "TRUNCATE jobs; INSERT INTO jobs (status, payload, run_at) \
+            SELECT 'pending', JSON_OBJECT('n', seq), UTC_TIMESTAMP(6) - INTERVAL 1 SECOND FROM seq_1_to_$slap_jobs; \
+            ANALYZE TABLE jobs" >/dev/null
+    }
+    : >"$work/qctl_rates" >"$work/slap_rates"
+    audit_ok=true
+    for ((run = 1; run <= slap_runs; run++)); do
+        if ((run % 2)); then order="qctl slap"; else order="slap qctl"; fi
+        for tool in $order; do
+            case $tool in
+                qctl)
+                    "$qctl" -d "$server/$db" --format json bench --workers "$workers" --jobs "$slap_jobs" \
+                        --mode skip-locked >"$work/bench.json"
+                    rate=$(jq '.runs[0].jobs_per_second' "$work/bench.json")
+                    [[ $(jq '.runs[0].processed == .jobs and .runs[0].duplicates == 0' "$work/bench.json") == true ]] || audit_ok=false
+                    echo "$rate" >>"$work/qctl_rates"
+                    ;;
+                slap)
+                    refill
+                    # Each client runs the script (one job a pass) until the
+                    # queries run out: as many jobs as the table holds.
+                    mariadb-slap -u "$user" -h "$host" -P "$port" --create-schema="$db" \
+                        --concurrency="$workers" --iterations=1 --delimiter=';' \
+                        --query="$work/slap.sql" --number-of-queries=$((per_job * slap_jobs)) >"$work/slap.out"
+                    seconds=$(sed -n 's/.*Average number of seconds to run all queries: \([0-9.]*\).*/\1/p' "$work/slap.out")
+                    finished=$("${client[@]}" "$db" -e "SELECT count(*) FROM jobs WHERE status = 'done' AND attempts = 1")
+                    left=$("${client[@]}" "$db" -e "SELECT count(*) FROM jobs WHERE status <> 'done'")
+                    [[ $left -le $workers ]] || { echo "  mariadb-slap left $left jobs unfinished" >&2; audit_ok=false; }
+                    rate=$(awk -v n="$finished" -v s="$seconds" 'BEGIN {print n / s}')
+                    echo "$rate" >>"$work/slap_rates"
+                    ;;
+            esac
+            printf '  run %d  %-8s %8.0f jobs/s\n' "$run" "$tool" "$rate"
+        done
+    done
+    q=$(median <"$work/qctl_rates")
+    c=$(median <"$work/slap_rates")
+    echo "  median: qctl bench $q jobs/s, mariadb-slap $c jobs/s"
+    $audit_ok || { echo "  the audit failed" >&2; failed=1; }
+    ratio=$(awk -v a="$q" -v b="$c" 'BEGIN {print a / b}')
+    if awk -v r="$ratio" 'BEGIN {exit !(r >= 0.8)}'; then
+        printf '  %-44s %10.3f x (target >= 0.8): met\n' "qctl bench / mariadb-slap" "$ratio"
+    else
+        printf '  %-44s %10.3f x (target >= 0.8): MISSED\n' "qctl bench / mariadb-slap" "$ratio"
+        failed=1
+    fi
 fi
 
 exit $failed

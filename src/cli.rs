@@ -558,8 +558,10 @@ pub struct ReapArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Jobs per batch; each commits, so claims are never held up for long [default: 250 on
-    /// SQLite (whose one write lock a batch holds), 5000 on PostgreSQL, 1000 on MySQL/MariaDB]
+    /// Jobs per batch, every batch; each commits, so claims are never held up for long.
+    /// Without it batches adapt: they start at 250 on SQLite (whose one write lock a batch
+    /// holds), 5000 on PostgreSQL, 1000 on MySQL/MariaDB, grow while no other client is at work
+    /// on the database and shrink while one is
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=MAX_BATCH))]
     pub batch_size: Option<u64>,
 

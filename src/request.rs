@@ -93,7 +93,12 @@ pub struct ReapRequest {
     pub rule: StaleRule,
     pub queue: Option<String>,
     pub dry_run: bool,
+    /// Jobs in the first batch.
     pub batch_size: u64,
+    /// Batches grow while no other client is at work on the database and
+    /// shrink when one is (see [`crate::db::Session::others_active`]);
+    /// false keeps every batch at `batch_size`.
+    pub adapt: bool,
     /// Wait for another reap of the same table to finish instead of
     /// stopping (PostgreSQL; SQLite serialises writers anyway).
     pub wait: bool,

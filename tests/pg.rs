@@ -855,3 +855,44 @@ fn ctrl_c_cancels_an_index_build_and_drops_what_it_left() {
         .get(0);
     assert_eq!(left, 0, "the unfinished index was dropped");
 }
+
+/// What a reap's batches adapt to on PostgreSQL: another session of the
+/// database busy now or within the last second; none once it has gone.
+#[test]
+fn others_active_counts_the_database_s_other_sessions() {
+    use qctl::db::{Access, ConnectOptions};
+    let db = PgDb::new();
+    db.run(&["init"]).assert_ok();
+    let layout = qctl::presets::own("default").unwrap();
+    let mut b = qctl::backend::Target::parse(&db.url)
+        .unwrap()
+        .open(&layout, &ConnectOptions::new(Access::Write))
+        .unwrap();
+    let alone = |b: &mut Box<dyn qctl::db::Backend + Send>| {
+        // `init`'s session ends as its process does; give it a moment.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let active = b.others_active().unwrap();
+            if active == Some(false) || std::time::Instant::now() > deadline {
+                return active;
+            }
+            thread::sleep(Duration::from_millis(100));
+        }
+    };
+    assert_eq!(alone(&mut b), Some(false));
+    let mut other = db.client();
+    other.batch_execute("BEGIN; SELECT 1").unwrap();
+    assert_eq!(
+        b.others_active().unwrap(),
+        Some(true),
+        "idle in a transaction"
+    );
+    other.batch_execute("COMMIT").unwrap();
+    assert_eq!(
+        b.others_active().unwrap(),
+        Some(true),
+        "idle for less than a second"
+    );
+    drop(other);
+    assert_eq!(alone(&mut b), Some(false));
+}

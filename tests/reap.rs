@@ -217,3 +217,33 @@ fn mixed_time_encodings_are_refused_whichever_row_comes_first() {
         assert_eq!(s.snapshot(), before, "nothing was changed");
     }
 }
+
+/// What a reap's batches adapt to on SQLite: whether another connection
+/// committed since the last look (`PRAGMA data_version`); the reap's own
+/// commits do not count.
+#[test]
+fn others_active_sees_other_connections_commits_only() {
+    use qctl::db::{Access, ConnectOptions};
+    let s = Sandbox::new();
+    s.init();
+    s.enqueue(2, "default");
+    let layout = qctl::presets::own("default").unwrap();
+    let mut b = qctl::backend::Target::parse(&s.url())
+        .unwrap()
+        .open(&layout, &ConnectOptions::new(Access::Write))
+        .unwrap();
+    // The first look only sets where the next one starts from.
+    assert_eq!(b.others_active().unwrap(), None);
+    assert_eq!(b.others_active().unwrap(), Some(false));
+    // Its own commit is not someone else's.
+    b.run("BEGIN IMMEDIATE").unwrap();
+    b.run("UPDATE jobs SET attempts = attempts + 1 WHERE id = 1")
+        .unwrap();
+    b.run("COMMIT").unwrap();
+    assert_eq!(b.others_active().unwrap(), Some(false));
+    // Another connection's is (a write that changes nothing commits
+    // nothing).
+    s.exec("UPDATE jobs SET attempts = attempts + 1 WHERE id = 2");
+    assert_eq!(b.others_active().unwrap(), Some(true));
+    assert_eq!(b.others_active().unwrap(), Some(false));
+}

@@ -125,6 +125,7 @@ pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<u8> {
         queue: None,
         dry_run,
         batch_size: 1000,
+        adapt: false,
         wait: false,
         show: 100,
     };

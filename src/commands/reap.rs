@@ -29,6 +29,7 @@ pub fn run(ctx: &Ctx, args: &ReapArgs) -> Result<u8> {
         batch_size: args
             .batch_size
             .unwrap_or(backend.table().dialect.default_batch),
+        adapt: args.batch_size.is_none(),
         wait: args.wait,
         show: args.show as usize,
     };

@@ -232,6 +232,15 @@ pub trait Session {
     fn batch_session(&mut self, _on: bool) -> Result<()> {
         Ok(())
     }
+    /// Whether other clients are at work on this database: on a server,
+    /// another session of the database running a statement or done with
+    /// one within the last second; on SQLite, another connection has
+    /// committed since the last call. A batched command grows its
+    /// batches while nobody is, and shrinks them back when somebody is.
+    /// None where the backend cannot tell (then nothing adapts).
+    fn others_active(&mut self) -> Result<Option<bool>> {
+        Ok(None)
+    }
     /// Refuses to compare times when a column stores them in more than
     /// one way among the jobs in `status` (SQLite, where a text time sorts
     /// after every number).

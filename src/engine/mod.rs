@@ -441,12 +441,15 @@ pub fn reap<B: Backend + ?Sized>(
         d.update_from_returning && d.lone_statement_safe && !own_steps && !follows
     };
     b.batch_session(true)?;
+    let mut pacer = Pacer::new(b, request);
+    let mut batch_request = request.clone();
     let result = loop {
+        batch_request.batch_size = pacer.size;
         let started = std::time::Instant::now();
         let batch = if one_statement {
-            reap_batch(b, request)
+            reap_batch(b, &batch_request)
         } else {
-            in_tx(b, TxMode::Write, true, |b| reap_batch(b, request))
+            in_tx(b, TxMode::Write, true, |b| reap_batch(b, &batch_request))
         };
         // A batch's jobs are reported once it has committed: a stream
         // never shows a job that an interrupted batch put back.
@@ -456,7 +459,7 @@ pub fn reap<B: Backend + ?Sized>(
                 if let Err(err) = outcome.record_batch(jobs, each) {
                     break Err(err);
                 }
-                pause_after(b, started);
+                pacer.after_batch(b, started);
             }
             Err(err) => break Err(stopped_after(err, outcome.total(), "reaped")),
         }
@@ -640,6 +643,72 @@ fn purge_one<B: Backend + ?Sized>(
     )?;
     let stmt = sql(b).delete_ids(&ids);
     b.execute(&stmt)
+}
+
+/// How big the next reap batch is and how long to pause after one.
+///
+/// Alone on the database, a reap is bound by its statements: the fewer,
+/// the closer it gets to one set-based UPDATE of the same rows, so its
+/// batches double (up to the dialect's `batch_max`) and its pauses
+/// shrink. With workers at work, each batch costs their claims: on SQLite
+/// it holds the one write lock; on a server the jobs it requeues sit
+/// uncommitted at the front of the claim index, where every claim steps
+/// over them. Then batches go back to the dialect's `batch_shared` and
+/// the pause to its `batch_pause` share of the batch's time. A batch size
+/// the user asked for is kept as it is.
+struct Pacer {
+    size: u64,
+    pause: f64,
+    adapt: bool,
+}
+
+impl Pacer {
+    fn new<B: Backend + ?Sized>(b: &mut B, request: &ReapRequest) -> Self {
+        if request.adapt {
+            // Where the next reading starts from (SQLite counts commits
+            // since the last one); what others do before the first batch
+            // does not matter.
+            let _ = b.others_active();
+        }
+        Pacer {
+            size: request.batch_size,
+            pause: b.table().dialect.batch_pause,
+            adapt: request.adapt,
+        }
+    }
+
+    /// Pauses after a committed batch (at most 50 ms), then sizes the next
+    /// by whether anybody else was at work meanwhile.
+    fn after_batch<B: Backend + ?Sized>(&mut self, b: &mut B, started: std::time::Instant) {
+        let took = started.elapsed();
+        std::thread::sleep(
+            took.mul_f64(self.pause)
+                .min(std::time::Duration::from_millis(50)),
+        );
+        if !self.adapt {
+            return;
+        }
+        let d = b.table().dialect;
+        // Not knowing (the check failed) changes nothing.
+        match b.others_active().ok().flatten() {
+            Some(true) => {
+                self.size = self.size.min(d.batch_shared);
+                self.pause = d.batch_pause;
+            }
+            Some(false) => {
+                // Up to the dialect's ceiling (on SQLite, where a worker
+                // that starts claiming waits up to a batch for the write
+                // lock, a batch of about 0.1 s on a quiet machine).
+                self.size = (self.size * 2).min(d.batch_max.max(self.size));
+                self.pause = if d.batch_pause_alone == 0.0 {
+                    0.0
+                } else {
+                    (self.pause / 2.0).max(d.batch_pause_alone)
+                };
+            }
+            None => {}
+        }
+    }
 }
 
 /// Gives workers their turn after a committed batch (see

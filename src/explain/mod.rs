@@ -193,6 +193,7 @@ fn sample<B: Backend + ?Sized>(
                 queue: None,
                 dry_run: false,
                 batch_size: 1000,
+                adapt: false,
                 wait: false,
                 show: 0,
             };

@@ -151,6 +151,20 @@ pub struct Dialect {
     /// would otherwise keep losing the write lock to the next batch; on
     /// PostgreSQL the claims share the CPU with the batches.
     pub batch_pause: f64,
+    /// The batch a reap shrinks to while other clients are at work on the
+    /// database: on PostgreSQL and MySQL the jobs it requeues enter the
+    /// front of the claim index before they commit, and every claim steps
+    /// over them until then, so a smaller batch keeps claims quick.
+    pub batch_shared: u64,
+    /// The largest batch a batched command grows to while no other client
+    /// is at work on the database (see [`crate::db::Session::others_active`]):
+    /// fewer statements, so closer to one set-based statement.
+    pub batch_max: u64,
+    /// The share of a batch's time paused after it once nobody else is
+    /// at work: nothing on a server (nobody waits on a reap's rows); on
+    /// SQLite still a little, so a worker that starts claiming can take
+    /// the write lock between batches, and be seen.
+    pub batch_pause_alone: f64,
     /// A row's physical address and its table's id (PostgreSQL's `ctid`
     /// and `tableoid`): a batch that has locked its rows joins back to
     /// them by address instead of descending the primary key for each.
@@ -228,6 +242,9 @@ pub static SQLITE: Dialect = Dialect {
     },
     default_batch: 250,
     batch_pause: 1.0,
+    batch_shared: 250,
+    batch_max: 16_000,
+    batch_pause_alone: 0.125,
     row_address: None,
     begin_read: "BEGIN",
     // The write lock up front: a deferred transaction that upgrades later
@@ -286,6 +303,9 @@ pub static POSTGRES: Dialect = Dialect {
     },
     default_batch: 5000,
     batch_pause: 0.25,
+    batch_shared: 1000,
+    batch_max: 64_000,
+    batch_pause_alone: 0.0,
     row_address: Some(("ctid", "tableoid")),
     begin_read: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
     // READ COMMITTED whatever the server's default: SKIP LOCKED claims
@@ -380,6 +400,9 @@ pub static MYSQL: Dialect = Dialect {
     },
     default_batch: 1000,
     batch_pause: 0.25,
+    batch_shared: 1000,
+    batch_max: 32_000,
+    batch_pause_alone: 0.0,
     row_address: None,
     // One snapshot for every read of a command; READ COMMITTED for writes
     // (the session's default), so a SKIP LOCKED pick takes no gap locks.

@@ -245,6 +245,7 @@ mod snapshots {
             queue: None,
             dry_run: false,
             batch_size: 1000,
+            adapt: false,
             wait: false,
             show: 100,
         };

@@ -162,6 +162,9 @@ pub struct MysqlBackend {
     /// Whether the table existed when qctl connected, and its indexes.
     table_exists: bool,
     indexes: Vec<String>,
+    /// This run's own other connection (the reap lock's), which
+    /// [`Session::others_active`] does not count.
+    helper_id: Option<u32>,
     _cancel_on_interrupt: CancelGuard,
 }
 
@@ -207,6 +210,7 @@ impl MysqlBackend {
             server: Server::parse(""),
             built: HashMap::new(),
             collation: None,
+            helper_id: None,
             table_exists: false,
             indexes: Vec::new(),
             _cancel_on_interrupt: on_interrupt,
@@ -621,6 +625,18 @@ impl Session for MysqlBackend {
         Ok(n)
     }
 
+    fn others_active(&mut self) -> Result<Option<bool>> {
+        // A worker's claim is a few statements with client round trips
+        // between them: a connection asleep for less than a second counts.
+        let stmt = Stmt::plain(format!(
+            "SELECT count(*) FROM information_schema.PROCESSLIST WHERE ID NOT IN (CONNECTION_ID(), {}) \
+             AND DB = DATABASE() AND (COMMAND <> 'Sleep' OR TIME < 1)",
+            self.helper_id.unwrap_or(0)
+        ));
+        let rows = self.query(&stmt)?;
+        Ok(Some(crate::db::first_int(&rows) > 0))
+    }
+
     fn memo(&mut self, key: &str) -> Option<Stmt> {
         self.built.get(key).cloned()
     }
@@ -783,7 +799,9 @@ impl Diagnostics for MysqlBackend {
     }
 
     fn reap_lock(&mut self, wait: bool) -> Result<Option<Box<dyn HeldLock>>> {
-        Ok(Some(Box::new(ReapLock::take(self, wait)?)))
+        let lock = ReapLock::take(self, wait)?;
+        self.helper_id = Some(lock.id());
+        Ok(Some(Box::new(lock)))
     }
 
     fn scratch(&mut self) -> Result<Scratch> {
@@ -795,6 +813,12 @@ impl Diagnostics for MysqlBackend {
 /// connection until dropped, so it is released even if qctl dies.
 struct ReapLock {
     conn: Conn,
+}
+
+impl ReapLock {
+    fn id(&self) -> u32 {
+        self.conn.connection_id()
+    }
 }
 
 impl ReapLock {

@@ -118,6 +118,9 @@ pub struct PostgresBackend {
     built: HashMap<String, Stmt>,
     /// Whether the table existed when qctl connected.
     table_exists: bool,
+    /// The server process of this run's own other connection (the reap
+    /// lock's), which [`Session::others_active`] does not count.
+    helper_pid: Option<i32>,
     _cancel_on_interrupt: CancelGuard,
 }
 
@@ -147,6 +150,7 @@ impl PostgresBackend {
             prepared: HashMap::new(),
             built: HashMap::new(),
             table_exists: false,
+            helper_pid: None,
             _cancel_on_interrupt: on_interrupt,
         };
         let read_only = matches!(
@@ -622,6 +626,22 @@ impl Session for PostgresBackend {
         }
     }
 
+    fn others_active(&mut self) -> Result<Option<bool>> {
+        // A worker's claim is a statement of a millisecond or so between
+        // idle spells: a session idle for less than a second counts. So
+        // does another role's session whose state this role may not see
+        // (NULL without pg_read_all_stats): it may be a worker.
+        let stmt = Stmt::plain(format!(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+             AND pid NOT IN (pg_backend_pid(), {}) AND backend_type = 'client backend' \
+             AND (state IS DISTINCT FROM 'idle' \
+                  OR state_change > clock_timestamp() - interval '1 second')",
+            self.helper_pid.unwrap_or(0)
+        ));
+        let rows = self.query(&stmt)?;
+        Ok(Some(crate::db::first_int(&rows) > 0))
+    }
+
     fn batch_session(&mut self, on: bool) -> Result<()> {
         self.batch(if on {
             "SET enable_bitmapscan = off; SET synchronous_commit = off"
@@ -785,7 +805,9 @@ impl Diagnostics for PostgresBackend {
     }
 
     fn reap_lock(&mut self, wait: bool) -> Result<Option<Box<dyn HeldLock>>> {
-        Ok(Some(Box::new(ReapLock::take(self, wait)?)))
+        let lock = ReapLock::take(self, wait)?;
+        self.helper_pid = Some(lock.pid);
+        Ok(Some(Box::new(lock)))
     }
 
     fn scratch(&mut self) -> Result<Scratch> {
@@ -797,6 +819,7 @@ impl Diagnostics for PostgresBackend {
 /// own connection until dropped, so it is released even if qctl dies.
 struct ReapLock {
     client: Client,
+    pid: i32,
 }
 
 impl ReapLock {
@@ -826,7 +849,11 @@ impl ReapLock {
             }
             .into());
         }
-        Ok(ReapLock { client })
+        let pid = client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .map(|row| row.get(0))
+            .unwrap_or(0);
+        Ok(ReapLock { client, pid })
     }
 }
 

@@ -147,6 +147,9 @@ pub struct SqliteBackend {
     /// How long explain-claim's measured run may take (SQLite itself has
     /// no statement timeout).
     statement_timeout: Duration,
+    /// `PRAGMA data_version` when [`Session::others_active`] last read
+    /// it: it changes when another connection commits.
+    data_version: Option<i64>,
 }
 
 impl SqliteBackend {
@@ -206,6 +209,7 @@ impl SqliteBackend {
             read_only: false,
             table_exists: false,
             statement_timeout: options.statement_timeout,
+            data_version: None,
         };
         backend
             .conn
@@ -577,6 +581,15 @@ impl Session for SqliteBackend {
 
     fn check_times(&mut self, concept: Concept, status: Status) -> Result<()> {
         self.check_time_kinds(concept, status)
+    }
+
+    fn others_active(&mut self) -> Result<Option<bool>> {
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        let before = self.data_version.replace(version);
+        Ok(before.map(|before| before != version))
     }
 }
 
