@@ -316,9 +316,15 @@ fn sixteen_claimers_take_every_job_exactly_once() {
             })
         })
         .collect();
-    let mut seen: Vec<i64> = workers
+    let per_worker: Vec<Vec<(i64, i64)>> = workers.into_iter().map(|h| h.join().unwrap()).collect();
+    assert!(
+        per_worker.iter().filter(|w| !w.is_empty()).count() >= 2,
+        "more than one claimer took jobs: {:?}",
+        per_worker.iter().map(Vec::len).collect::<Vec<_>>()
+    );
+    let mut seen: Vec<i64> = per_worker
         .into_iter()
-        .flat_map(|h| h.join().unwrap())
+        .flatten()
         .map(|(id, fence)| {
             assert_eq!(fence, 1, "job {id} was claimed more than once");
             id
@@ -477,6 +483,35 @@ fn explain_flags_full_scans_and_filesorts_and_apply_fixes_them() {
         "--apply",
     ]);
     assert_eq!(fixed.code, 0, "{}", fixed.stdout);
+    // The suggested index is in the catalog, on the columns suggested.
+    use ::mysql::prelude::Queryable;
+    let columns: Vec<String> = db
+        .conn()
+        .exec(
+            "SELECT COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? \
+             AND TABLE_NAME = 'jobs' AND INDEX_NAME = 'jobs_claim_idx' ORDER BY SEQ_IN_INDEX",
+            (&db.name,),
+        )
+        .unwrap();
+    let listed = columns
+        .iter()
+        .map(|c| format!("`{c}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    assert!(
+        columns.len() >= 2 && suggested.contains(&format!("({listed})")),
+        "jobs_claim_idx on {columns:?}, suggested {suggested}"
+    );
+    // --analyze adds ANALYZE FORMAT=JSON's plan of the read part, with the
+    // rows it really read (r_rows), which the plain run leaves out.
+    let plain = json(&db, &["explain-claim"]);
+    assert!(
+        plain["checks"][0]["measure"].get("plan").is_none(),
+        "{plain}"
+    );
+    let with_plan = json(&db, &["explain-claim", "--analyze"]);
+    let plan = with_plan["checks"][0]["measure"]["plan"].to_string();
+    assert!(plan.contains("\"r_rows\""), "{with_plan}");
     // ANALYZE FORMAT=JSON runs the read part and rolls it back: the rows
     // examined per row returned are measured, and the job is still
     // pending and unlocked.

@@ -102,6 +102,23 @@ fn app_job_queue_weak_schema() {
     );
     db.run(&["--layout", "app-job-queue", "explain-claim", "--apply"])
         .assert_ok();
+    // The suggested index is in the catalog, valid, as suggested.
+    let name = fix.split('"').nth(1).unwrap();
+    let def: String = db
+        .client()
+        .query_one(
+            "SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i \
+             JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = $1 AND i.indisvalid",
+            &[&name],
+        )
+        .unwrap_or_else(|e| panic!("no valid index {name} after --apply: {e}"))
+        .get(0);
+    assert!(
+        def.ends_with("(created_at, id) WHERE ((status)::text = 'PENDING'::text)"),
+        "{def}"
+    );
+    db.run(&["--layout", "app-job-queue", "explain-claim"])
+        .assert_ok();
 }
 
 #[test]
@@ -181,6 +198,20 @@ fn an_applications_own_query_and_explain_analyze() {
     ]);
     assert_eq!(analyzed.code, 1, "{}", analyzed.stderr);
     let report = analyzed.json();
+    // Without --analyze the measured read part carries no analyzed plan.
+    let plain = db.run(&[
+        "--format",
+        "json",
+        "explain-claim",
+        "--sql",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(plain.code, 1, "{}", plain.stderr);
+    let plain = plain.json();
+    assert!(
+        plain["checks"][0]["measure"].get("plan").is_none(),
+        "{plain}"
+    );
     // The statement's plan is only planned; the read part ran, without its
     // locking clause, in a read-only transaction.
     assert!(report["checks"][0]["plan"][0]["Execution Time"].is_null());
