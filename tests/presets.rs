@@ -804,7 +804,16 @@ fn que() {
     );
     // The worker's session ends: the job is ready again, unchanged.
     drop(locker);
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    // Until the server has ended that session (its lock goes with it).
+    let started = std::time::Instant::now();
+    while db.int(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' \
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+    ) > 0
+    {
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     assert_eq!(totals(&db, &[])["ready"], 2);
 
     db.json(&["retry", "6"]);
