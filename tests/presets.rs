@@ -1306,27 +1306,48 @@ fn laravel_on_mariadb() {
     let db = mysql_with("laravel", &["schema.sql", "rows.sql"]);
     assert_detected(&db, "laravel");
     let total = totals(&db, &[]);
-    let (pending, running) = (
-        total["pending"].as_i64().unwrap(),
-        total["running"].as_i64().unwrap(),
+    // Laravel's own rules, from Illuminate\Queue\DatabaseQueue (13.x):
+    // pendingSize, delayedSize and reservedSize, and the candidates of
+    // pop() (getNextAvailableJob: isAvailable OR isReservedButExpired, with
+    // retry_after = 90, config/queue.php's default for the database queue).
+    // Written here as Laravel's query builder sends them, not from
+    // laravel.toml.
+    let now = "UNIX_TIMESTAMP()";
+    let pending_size = db.int(&format!(
+        "select count(*) as aggregate from `jobs` where `queue` = 'default' \
+         and `reserved_at` is null and `available_at` <= {now}"
+    ));
+    let delayed_size = db.int(&format!(
+        "select count(*) as aggregate from `jobs` where `queue` = 'default' \
+         and `reserved_at` is null and `available_at` > {now}"
+    ));
+    let reserved_size = db.int(
+        "select count(*) as aggregate from `jobs` where `queue` = 'default' \
+         and `reserved_at` is not null",
     );
+    let poppable = db.int(&format!(
+        "select count(*) from `jobs` where `queue` = 'default' and ((`reserved_at` is null \
+         and `available_at` <= {now}) or (`reserved_at` <= {now} - 90))"
+    ));
     assert_eq!(
-        pending + running,
-        db.int("SELECT count(*) FROM jobs"),
-        "{total}"
+        db.int("SELECT count(DISTINCT queue) FROM jobs"),
+        1,
+        "the sizes above are the default queue's"
     );
-    assert_eq!(
-        running,
-        db.int("SELECT count(*) FROM jobs WHERE reserved_at IS NOT NULL")
-    );
+    assert_eq!(total["ready"], pending_size, "{total}");
+    assert_eq!(total["scheduled"], delayed_size, "{total}");
+    assert_eq!(total["running"], reserved_size, "{total}");
+    assert_eq!(total["pending"], pending_size + delayed_size, "{total}");
+    // Stale: reserved, yet the next pop would take it again.
+    let stale = poppable - pending_size;
+    assert_eq!(total["stale"], stale, "{total}");
+    assert!(stale >= 1, "the fixture has a reservation past retry_after");
+    // Laravel keeps a failed job only in failed_jobs (DatabaseUuidFailedJobProvider).
     assert_eq!(
         total["failed"],
         db.int("SELECT count(*) FROM failed_jobs WHERE connection = 'database'"),
         "failed_jobs counted: {total}"
     );
-    let stale = db.int("SELECT count(*) FROM jobs WHERE reserved_at <= UNIX_TIMESTAMP() - 90");
-    assert_eq!(total["stale"], stale, "{total}");
-    assert!(stale >= 1, "the fixture has a reservation past retry_after");
     assert_explains_own_claim(&db, "reserved_at <= UNIX_TIMESTAMP() - 90", 0);
     assert_refused(&db, &["claim", "--worker", "w"], "Laravel");
 
@@ -1334,8 +1355,11 @@ fn laravel_on_mariadb() {
     let attempts = db.int("SELECT sum(attempts) FROM jobs");
     let reaped = db.json(&["reap"]);
     assert_eq!(reaped["requeued"], stale, "{reaped}");
+    // No reservation is left that Laravel's pop would take as expired.
     assert_eq!(
-        db.int("SELECT count(*) FROM jobs WHERE reserved_at <= UNIX_TIMESTAMP() - 90"),
+        db.int(&format!(
+            "select count(*) from `jobs` where `queue` = 'default' and `reserved_at` <= {now} - 90"
+        )),
         0
     );
     assert_eq!(db.int("SELECT sum(attempts) FROM jobs"), attempts);
