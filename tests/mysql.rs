@@ -266,7 +266,7 @@ fn bulk_enqueue_is_all_or_nothing_and_keeps_every_byte() {
 #[test]
 fn sixteen_claimers_take_every_job_exactly_once() {
     let db = MyDb::new();
-    seeded(&db, 400);
+    seeded(&db, 160);
     let workers: Vec<std::thread::JoinHandle<Vec<(i64, i64)>>> = (0..16)
         .map(|w| {
             let url = db.url.clone();
@@ -333,10 +333,10 @@ fn sixteen_claimers_take_every_job_exactly_once() {
     seen.sort();
     let total = seen.len();
     seen.dedup();
-    assert_eq!((total, seen.len()), (400, 400), "every job once");
+    assert_eq!((total, seen.len()), (160, 160), "every job once");
     // The audit: every job done, each claimed once.
-    assert_eq!(db.count("status = 'done' AND attempts = 1"), 400);
-    let bench = json(&db, &["bench", "--workers", "16", "--jobs", "300"]);
+    assert_eq!(db.count("status = 'done' AND attempts = 1"), 160);
+    let bench = json(&db, &["bench", "--workers", "16", "--jobs", "100"]);
     for run in bench["runs"].as_array().unwrap() {
         assert_eq!(
             (
@@ -344,11 +344,11 @@ fn sixteen_claimers_take_every_job_exactly_once() {
                 run["duplicates"].as_i64(),
                 run["missing"].as_i64()
             ),
-            (Some(300), Some(0), Some(0)),
+            (Some(100), Some(0), Some(0)),
             "{run}"
         );
     }
-    assert_eq!(db.count("1 = 1"), 400, "the bench left no rows behind");
+    assert_eq!(db.count("1 = 1"), 160, "the bench left no rows behind");
 }
 
 #[test]
