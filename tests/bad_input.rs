@@ -408,8 +408,20 @@ fn control_characters_never_reach_the_terminal() {
         "evil\u{1b}]0;pwned\u{7}q",
     ])
     .assert_ok();
-    for args in [&["stats"][..], &["list"], &["show", "1"], &["doctor"]] {
+    for (args, code) in [
+        (&["stats"][..], 0),
+        (&["list"], 0),
+        (&["show", "1"], 0),
+        (&["doctor"], 0),
+    ] {
         let run = s.run(args);
+        assert_eq!(run.code, code, "{args:?}: {}", run.stderr);
+        // The hostile names are printed (escaped), not dropped.
+        assert!(
+            run.stdout.contains("pwned") || args[0] == "doctor",
+            "{args:?}: {}",
+            run.stdout
+        );
         assert!(
             !run.stdout.contains('\u{1b}') && !run.stderr.contains('\u{1b}'),
             "{args:?} printed a raw escape:\n{}{}",

@@ -225,10 +225,11 @@ fn doctor_annotates_failures_and_warnings_in_github_actions() {
 
     // Under --strict a warning fails the gate: it is an error.
     let strict = in_github_actions(&s, &["doctor", "--strict"]);
+    assert_eq!(strict.code, 1, "{}", strict.stderr);
+    let strict_lines = annotations(&strict);
+    assert_eq!(strict_lines.len(), lines.len(), "{}", strict.stderr);
     assert!(
-        annotations(&strict)
-            .iter()
-            .all(|l| l.starts_with("::error ")),
+        strict_lines.iter().all(|l| l.starts_with("::error ")),
         "{}",
         strict.stderr
     );
@@ -250,6 +251,7 @@ fn explain_claim_annotates_each_finding_in_github_actions() {
     s.enqueue(3, "default");
     let healthy = in_github_actions(&s, &["explain-claim"]);
     healthy.assert_ok();
+    assert!(!annotations(&healthy).is_empty(), "{}", healthy.stderr);
     assert!(
         annotations(&healthy)
             .iter()

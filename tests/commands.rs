@@ -899,7 +899,12 @@ fn interrupt_exits_130() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // Interrupted once it is watching: after its first line.
+    let mut child = child;
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    assert!(!first.is_empty(), "stats --watch printed a line");
     let status = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

@@ -18,8 +18,9 @@ pub enum Kind {
     Mysql,
 }
 
-/// What a scenario needs from a database, whichever it is.
-pub trait Db {
+/// What a scenario needs from a database, whichever it is (shared by the
+/// threads of a race, hence `Sync`).
+pub trait Db: Sync {
     fn run(&self, args: &[&str]) -> Run;
     fn sql(&self, sql: &str);
     fn count(&self, filter: &str) -> i64;
@@ -68,6 +69,9 @@ pub trait Db {
     /// Whether an index exists, and if so whether it is usable
     /// (PostgreSQL: a cancelled concurrent build leaves an INVALID one).
     fn index_valid(&self, name: &str) -> Option<bool>;
+    /// Every row of qctl's own jobs table as (id, status, attempts,
+    /// max_attempts), read straight from the database, ordered by id.
+    fn job_rows(&self) -> Vec<(i64, String, i64, i64)>;
 }
 
 /// Whether a thread of `pid` sleeps in a timed wait (SQLite's busy
@@ -208,6 +212,16 @@ impl Db for Sandbox {
             .unwrap();
         (n > 0).then_some(true)
     }
+    fn job_rows(&self) -> Vec<(i64, String, i64, i64)> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT id, status, attempts, max_attempts FROM jobs ORDER BY id")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
 }
 
 impl Db for PgDb {
@@ -331,6 +345,17 @@ impl Db for PgDb {
             )
             .unwrap()
             .map(|r| r.get(0))
+    }
+    fn job_rows(&self) -> Vec<(i64, String, i64, i64)> {
+        self.client()
+            .query(
+                "SELECT id::int8, status::text, attempts::int8, max_attempts::int8 FROM jobs ORDER BY id",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+            .collect()
     }
 }
 
@@ -466,6 +491,12 @@ impl Db for MyDb {
             )
             .unwrap();
         (n.unwrap_or(0) > 0).then_some(true)
+    }
+    fn job_rows(&self) -> Vec<(i64, String, i64, i64)> {
+        use ::mysql::prelude::Queryable;
+        self.conn()
+            .query("SELECT id, status, attempts, max_attempts FROM jobs ORDER BY id")
+            .unwrap()
     }
 }
 
