@@ -331,3 +331,40 @@ fn connect_timeout_bounds_a_connect_that_gets_no_answer() {
     drop(held);
     unsafe { libc::close(fd) };
 }
+
+#[test]
+fn connect_timeout_bounds_a_server_that_takes_the_connection_and_never_answers() {
+    // A hung server: the TCP connect succeeds, the handshake never does.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let s = Sandbox::new();
+    for (url, name) in [
+        (
+            format!("postgres://postgres@127.0.0.1:{port}/x"),
+            "PostgreSQL",
+        ),
+        (format!("mysql://root@127.0.0.1:{port}/x"), "MySQL/MariaDB"),
+    ] {
+        let started = Instant::now();
+        let mut cmd = s.cmd();
+        cmd.args(["-d", &url, "--connect-timeout", "1s", "stats"]);
+        let run = common::run_within(cmd, Duration::from_secs(20));
+        let took = started.elapsed();
+        assert_eq!(run.code, 2, "{url}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .starts_with(&format!("qctl: error: cannot connect to {name}"))
+                && run.stderr.contains("no answer within 1s"),
+            "{url}: {}",
+            run.stderr
+        );
+        assert!(took < Duration::from_secs(8), "{url}: {took:?}");
+        assert!(took >= Duration::from_millis(900), "{url}: {took:?}");
+    }
+}

@@ -506,6 +506,25 @@ pub fn check_new_job(
     Ok(())
 }
 
+/// Runs a connection attempt, giving up after `timeout` (zero: no limit).
+/// The drivers' own connect timeouts cover only the TCP connect: a server
+/// that accepts the connection and then never answers the handshake would
+/// hold qctl forever, as a hung server or a full accept queue does. None:
+/// no answer in time; the attempt left behind ends with the process.
+pub fn within<T: Send + 'static, E: Send + 'static>(
+    timeout: Duration,
+    attempt: impl FnOnce() -> std::result::Result<T, E> + Send + 'static,
+) -> Option<std::result::Result<T, E>> {
+    if timeout.is_zero() {
+        return Some(attempt());
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(attempt());
+    });
+    rx.recv_timeout(timeout).ok()
+}
+
 /// Settles the layout once the catalog can be read (`--layout auto`, or a
 /// system preset fitted to its release), where the command reads a table:
 /// `init` creates qctl's own, and `blocked` on SQLite must not read the

@@ -248,13 +248,29 @@ pub fn connect(info: &ConnInfo, connect_timeout: Duration) -> Result<Conn> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let tls = info.tls()?;
     let preferred = info.ssl_mode()? == SslMode::Preferred;
-    match Conn::new(info.opts(connect_timeout, tls.clone())?) {
+    match open(info, info.opts(connect_timeout, tls.clone())?)? {
         Ok(conn) => Ok(conn),
         Err(mysql::Error::DriverError(mysql::DriverError::TlsNotSupported)) if preferred => {
-            Conn::new(info.opts(connect_timeout, None)?).map_err(|e| connect_error(e, info))
+            open(info, info.opts(connect_timeout, None)?)?.map_err(|e| connect_error(e, info))
         }
         Err(err) => Err(connect_error(err, info)),
     }
+}
+
+/// One connection attempt, the handshake included, within the connect
+/// timeout.
+fn open(info: &ConnInfo, opts: OptsBuilder) -> Result<Result<Conn, mysql::Error>> {
+    let opts = mysql::Opts::from(opts);
+    let timeout = opts.get_tcp_connect_timeout().unwrap_or_default();
+    crate::db::within(timeout, move || Conn::new(opts)).ok_or_else(|| {
+        anyhow::anyhow!(
+            "cannot connect to MySQL/MariaDB at {}: no answer within {} — the server took the \
+             connection but did not finish the handshake (--connect-timeout, or connect-timeout \
+             in the URL, sets how long to wait)",
+            info.describe(),
+            crate::duration::format_duration(timeout)
+        )
+    })
 }
 
 /// Explains a failed connection without ever quoting the password.

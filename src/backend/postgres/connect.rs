@@ -438,20 +438,28 @@ pub fn connect_cancellable(
             )?)
         }
     };
-    let client = match &tls_config {
-        None => {
-            config.ssl_mode(postgres::config::SslMode::Disable);
-            config.connect(postgres::NoTls)
-        }
-        Some(tls) => {
-            config.ssl_mode(match mode {
-                SslMode::Allow | SslMode::Prefer => postgres::config::SslMode::Prefer,
-                _ => postgres::config::SslMode::Require,
-            });
-            config.connect(tokio_postgres_rustls::MakeRustlsConnect::new(tls.clone()))
-        }
+    config.ssl_mode(match (&tls_config, mode) {
+        (None, _) => postgres::config::SslMode::Disable,
+        (Some(_), SslMode::Allow | SslMode::Prefer) => postgres::config::SslMode::Prefer,
+        (Some(_), _) => postgres::config::SslMode::Require,
+    });
+    let timeout = config.get_connect_timeout().copied().unwrap_or_default();
+    let tls = tls_config.clone();
+    let attempt = move || match tls {
+        None => config.connect(postgres::NoTls),
+        Some(tls) => config.connect(tokio_postgres_rustls::MakeRustlsConnect::new(tls)),
     };
-    let client = client.map_err(|err| connect_error(err, info))?;
+    let client = crate::db::within(timeout, attempt)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "cannot connect to PostgreSQL at {}: no answer within {} — the server took the \
+                 connection but did not finish the handshake (--connect-timeout, or \
+                 connect_timeout in the URL, sets how long to wait)",
+                info.describe(),
+                crate::duration::format_duration(timeout)
+            )
+        })?
+        .map_err(|err| connect_error(err, info))?;
     let canceller = Canceller {
         token: client.cancel_token(),
         tls: tls_config,
