@@ -33,7 +33,10 @@ class DB:
                                        autocommit=True, charset="utf8mb4")
             self.execute("SET time_zone = '+00:00'")
         elif url.startswith("sqlite:"):
-            import sqlite3
+            try:  # a SQLite with JSONB (3.45+), which River's SQLite schema needs; Python's own may be older
+                import pysqlite3.dbapi2 as sqlite3
+            except ImportError:
+                import sqlite3
             self.kind = "sqlite"
             path = url[len("sqlite:"):]
             if path.startswith("//"):
@@ -82,6 +85,19 @@ class DB:
         if self.kind == "sqlite":  # Active Record's SQLite adapter writes datetimes as text, microseconds always shown
             return now_utc().strftime("%Y-%m-%d %H:%M:%S.%f")
         return now_utc()
+
+    def ledger_ddl(self):
+        """The round trip's ledger: one row per run of a job, written by the worker on its own connection."""
+        return {
+            "postgres": """CREATE TABLE IF NOT EXISTS qctl_ledger (id bigserial PRIMARY KEY, job_key text NOT NULL, worker text NOT NULL,
+                           pid int NOT NULL, started_at timestamptz NOT NULL DEFAULT now(), finished_at timestamptz)""",
+            "mysql": """CREATE TABLE IF NOT EXISTS qctl_ledger (id bigint AUTO_INCREMENT PRIMARY KEY, job_key varchar(255) NOT NULL,
+                        worker varchar(255) NOT NULL, pid int NOT NULL, started_at datetime(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+                        finished_at datetime(6) NULL)""",
+            "sqlite": """CREATE TABLE IF NOT EXISTS qctl_ledger (id integer PRIMARY KEY AUTOINCREMENT, job_key text NOT NULL,
+                         worker text NOT NULL, pid int NOT NULL, started_at text NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now')),
+                         finished_at text)""",
+        }[self.kind]
 
     def tables(self):
         sql = {"postgres": "SELECT tablename FROM pg_tables WHERE schemaname = 'public'",

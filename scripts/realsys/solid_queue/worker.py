@@ -52,18 +52,6 @@ def marks(n):
     return ", ".join(["%s"] * n)
 
 
-def ledger_ddl(db):
-    return {
-        "postgres": """CREATE TABLE IF NOT EXISTS qctl_ledger (id bigserial PRIMARY KEY, job_key text NOT NULL, worker text NOT NULL,
-                       pid int NOT NULL, started_at timestamptz NOT NULL DEFAULT now(), finished_at timestamptz)""",
-        "mysql": """CREATE TABLE IF NOT EXISTS qctl_ledger (id bigint AUTO_INCREMENT PRIMARY KEY, job_key varchar(255) NOT NULL,
-                    worker varchar(255) NOT NULL, pid int NOT NULL, started_at datetime(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
-                    finished_at datetime(6) NULL)""",
-        "sqlite": """CREATE TABLE IF NOT EXISTS qctl_ledger (id integer PRIMARY KEY AUTOINCREMENT, job_key text NOT NULL, worker text NOT NULL,
-                     pid int NOT NULL, started_at text NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now')), finished_at text)""",
-    }[db.kind]
-
-
 def poll_sql(db):
     """select_candidates of ReadyExecution for queue default, as Arel renders it for that adapter (claim*.sql of the fixture)."""
     t = q(db, "solid_queue_ready_executions")
@@ -156,7 +144,7 @@ def main():
         return run(a)
     conn = connect(a.db)
     if a.cmd == "enqueue":
-        conn.execute(ledger_ddl(conn))
+        conn.execute(conn.ledger_ddl())
         for k in [k for k in a.keys.split(",") if k]:
             ajid = str(uuid.uuid4())
             cls = FAILING_JOB if k == a.fail_first else JOB
