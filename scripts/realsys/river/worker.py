@@ -92,8 +92,12 @@ VALUES ($1::jsonb, $2, $3, '{}', 1, 'default', now(), 'available', '{}')
 
 
 # SQLite: River's SQLite driver at v0.43.0 (riverdriver/riversqlite/river_sqlite_driver.go and
-# internal/dbsqlc/river_job.sql), its sqlc named parameters written as SQLite's :name. The driver binds times as
-# timeString does: UTC, "2006-01-02 15:04:05.999" (sqlite_time below).
+# internal/dbsqlc/river_job.sql), its sqlc named parameters written as SQLite's :name. Times: the driver's own
+# "now" parameters go through timeString (UTC, "2006-01-02 15:04:05.999"; sqlite_time below) and are NULL here (the
+# database clock), while JobSetStateIfRunning's FinalizedAt and ScheduledAt are the executor's time.Now() (internal/
+# jobexecutor, internal/jobcompleter: no UTC(), no rounding), which the database/sql driver writes. River's CLI and driver
+# tests use modernc.org/sqlite, whose default (no _time_format in the DSN) is time.Time.String(): "2006-01-02
+# 15:04:05.999999999 -0700 MST", then the monotonic clock reading " m=+<seconds>" (go_time below; the zone here is UTC).
 SQLITE = {
     # JobSetStateIfRunningMany: one JobSetStateIfRunning per job, in one transaction
     "set_state": """
@@ -181,6 +185,16 @@ def sqlite_time(t):
     return t.strftime("%Y-%m-%d %H:%M:%S") + ("." + frac if frac else "")
 
 
+START = time.monotonic()
+
+
+def go_time(t):
+    """time.Now().String() of a Go process in UTC, as modernc.org/sqlite writes a time.Time by default."""
+    frac = f"{t.microsecond:06d}000".rstrip("0")
+    return (t.strftime("%Y-%m-%d %H:%M:%S") + ("." + frac if frac else "") + " +0000 UTC"
+            + f" m=+{time.monotonic() - START + 0.001:.9f}")
+
+
 def sqlite_set_state(conn, job_id, state, *, error=None, finalized_at=None, scheduled_at=None):
     """JobSetStateIfRunningMany for one job, with the parameters riversqlite fills in (Error and MetadataUpdates "{}"
     when not used)."""
@@ -239,12 +253,12 @@ def run_sqlite(a):
                 err = {"at": now.strftime("%Y-%m-%dT%H:%M:%S.%fZ"), "attempt": job["attempt"],
                        "error": "qctl round trip: this job fails its first run", "trace": ""}
                 if job["attempt"] >= job["max_attempts"]:
-                    sqlite_set_state(conn, job["id"], "discarded", error=err, finalized_at=sqlite_time(now))
+                    sqlite_set_state(conn, job["id"], "discarded", error=err, finalized_at=go_time(now))
                 else:
                     sqlite_set_state(conn, job["id"], "retryable", error=err,
-                                     scheduled_at=sqlite_time(now + datetime.timedelta(seconds=(len(errors) + 1) ** 4)))
+                                     scheduled_at=go_time(now + datetime.timedelta(seconds=(len(errors) + 1) ** 4)))
             else:
-                sqlite_set_state(conn, job["id"], "completed", finalized_at=sqlite_time(now))
+                sqlite_set_state(conn, job["id"], "completed", finalized_at=go_time(now))
     print(f"{a.name}: stopped", flush=True)
 
 
