@@ -11,4 +11,7 @@ if [ ! -x "$CACHE/venv/bin/python" ]; then
   python3 -m venv "$CACHE/venv"
 fi
 "$CACHE/venv/bin/python" -c 'import psycopg' 2>/dev/null || "$CACHE/venv/bin/pip" install -q 'psycopg[binary]==3.3.9'
+# SQLite: River's SQLite schema and driver use JSONB functions (SQLite 3.45+); Python's own sqlite3 may be older, so
+# pysqlite3-binary brings a current SQLite.
+"$CACHE/venv/bin/python" -c 'import pysqlite3' 2>/dev/null || "$CACHE/venv/bin/pip" install -q 'pysqlite3-binary==0.5.4.post2'
 echo "river $VERSION: python environment ready in $CACHE/venv"

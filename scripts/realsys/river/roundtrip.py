@@ -2,7 +2,8 @@
 """Round trip of qctl against River's own fetch and rules, driven by worker.py of this folder.
 
 Steps (one line printed per check, `ok` or `FAIL`; exit 1 on any FAIL):
-  1. load the release's schema from tests/fixtures/river/<migration>/schema.sql into the (empty) database
+  1. load the release's schema from tests/fixtures/river/<migration>/schema.sql (SQLite: schema_sqlite.sql) into the
+     (empty) database
   2. enqueue N jobs with the system's own insert, plus one job that fails its first run with no attempts left
   3. run two workers; when most jobs are done, stop one gracefully and kill -9 the other mid-job
   4. `$QCTL reap --timeout 3s`: the killed worker's job is rescued as River's JobRescuer rescues a stuck job
@@ -23,7 +24,8 @@ import subprocess
 import sys
 import time
 
-import psycopg
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from realsys_db import connect  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SYSTEM = os.path.basename(HERE)
@@ -74,9 +76,12 @@ def sh(cmd, **kw):
 class Ctx:
     def __init__(self, a):
         self.a = a
-        self.conn = psycopg.connect(a.db, autocommit=True)
+        self.conn = connect(a.db)
+        self.kind = self.conn.kind
         self.fx = os.path.join(REPO, "tests", "fixtures", SYSTEM, FIXTURES[a.version])
-        self.logs = a.logdir
+        # the fixture's files for this database: schema.sql (PostgreSQL), schema_sqlite.sql
+        self.suffix = "" if self.kind == "postgres" else "_" + self.kind
+        self.logs = a.logdir if self.kind == "postgres" else f"{a.logdir}-{self.kind}"
         os.makedirs(self.logs, exist_ok=True)
         self.procs = {}
 
@@ -102,7 +107,7 @@ class Ctx:
         return r, " ".join(["qctl", "-d", "$DB", *lay, *args])
 
     def ledger(self):
-        rows = self.conn.execute("SELECT job_key, worker, pid, started_at, finished_at FROM qctl_ledger ORDER BY started_at").fetchall()
+        rows = self.conn.execute("SELECT job_key, worker, pid, started_at, finished_at FROM qctl_ledger ORDER BY id").fetchall()
         return rows
 
     def wait(self, pred, timeout, step=0.2):
@@ -115,7 +120,7 @@ class Ctx:
         return None
 
     def counts(self):
-        sql = open(os.path.join(self.fx, "counts.sql")).read()
+        sql = open(os.path.join(self.fx, f"counts{self.suffix}.sql")).read()
         return {s: n for s, n in self.conn.execute(sql).fetchall()}
 
 
@@ -133,15 +138,17 @@ def main():
     a = p.parse_args()
     a.logdir = os.path.join(a.logdir, f"{SYSTEM}-{a.version}")
     c = Ctx(a)
+    a.logdir = c.logs
     print(f"# {SYSTEM} {a.version}: qctl round trip against {a.db.split('@')[-1]}", flush=True)
 
     # 1. schema
-    n_tables = c.conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone()[0]
+    n_tables = len(c.conn.tables())
     if n_tables:
-        check(False, "database is empty", f"{n_tables} tables already in schema public; use a fresh database")
+        check(False, "database is empty", f"{n_tables} tables already there; use a fresh database")
         return 1
-    r = sh(["psql", a.db, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", os.path.join(c.fx, "schema.sql")])
-    if not check(r.returncode == 0, f"schema {a.version} loaded from {os.path.relpath(c.fx, REPO)}/schema.sql", r.stderr):
+    schema = f"schema{c.suffix}.sql"
+    r = c.conn.load_schema(os.path.join(c.fx, schema))
+    if not check(r.returncode == 0, f"schema {a.version} ({c.kind}) loaded from {os.path.relpath(c.fx, REPO)}/{schema}", r.stderr):
         return 1
 
     # 2. enqueue
@@ -267,41 +274,59 @@ def apply_leg(c, wc):
     """Finished jobs pile up (River keeps them until its JobCleaner deletes them, a day later by default) while the
     fetch's index (river_job_prioritized_fetching_index: state, queue, priority, scheduled_at, id) is gone: qctl
     flags River's fetch and builds an index; the running worker then fetches through it."""
-    c.conn.execute("INSERT INTO river_job (args, kind, max_attempts, metadata, priority, queue, scheduled_at, state, tags, "
-                   "attempt, attempted_at, finalized_at) "
-                   "SELECT jsonb_build_object('key', 'history-' || g), 'qctl_history', 25, '{}', 1, 'default', now(), "
-                   "'completed', '{}', 1, now(), now() FROM generate_series(1, 20000) g")
+    if c.kind == "postgres":
+        c.conn.execute("INSERT INTO river_job (args, kind, max_attempts, metadata, priority, queue, scheduled_at, state, tags, "
+                       "attempt, attempted_at, finalized_at) "
+                       "SELECT jsonb_build_object('key', 'history-' || g), 'qctl_history', 25, '{}', 1, 'default', now(), "
+                       "'completed', '{}', 1, now(), now() FROM generate_series(1, 20000) g")
+    else:
+        with c.conn.transaction():
+            c.conn.executemany("INSERT INTO river_job (args, kind, max_attempts, metadata, priority, queue, scheduled_at, state, tags, "
+                               "attempt, attempted_at, finalized_at) VALUES (jsonb(%s), 'qctl_history', 25, jsonb('{}'), 1, 'default', "
+                               "datetime('now', 'subsec'), 'completed', jsonb('[]'), 1, datetime('now', 'subsec'), datetime('now', 'subsec'))",
+                               [(json.dumps({"key": f"history-{g}"}),) for g in range(1, 20001)])
     c.conn.execute("DROP INDEX IF EXISTS river_job_prioritized_fetching_index")
-    c.conn.execute("ANALYZE river_job")
-    before = {r[0] for r in c.conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'river_job'").fetchall()}
+    c.conn.analyze("river_job")
+    before = c.conn.indexes("river_job")
     r, shown = c.qctl("explain-claim")
     check(r.returncode == 1, "qctl explain-claim flags River's fetch once river_job_prioritized_fetching_index is gone",
           f"exit {r.returncode}: {(r.stdout + r.stderr)[-600:]}")
     r, shown = c.qctl("explain-claim", "--apply")
-    after = {r_[0] for r_ in c.conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'river_job'").fetchall()}
+    after = c.conn.indexes("river_job")
     new = sorted(after - before)
     if not check(r.returncode == 0 and len(new) >= 1, f"qctl explain-claim --apply built {new} and finds the fetch fine",
                  f"exit {r.returncode}: {(r.stdout + r.stderr)[-600:]}"):
         return
-    scans = lambda: c.conn.execute("SELECT coalesce(sum(idx_scan), 0) FROM pg_stat_user_indexes "
-                                   "WHERE indexrelname = ANY(%s)", (new,)).fetchone()[0]
-    time.sleep(1.2)
-    c.conn.execute("SELECT pg_stat_clear_snapshot()")
-    first = scans()
+    if c.kind == "postgres":
+        scans = lambda: c.conn.execute("SELECT coalesce(sum(idx_scan), 0) FROM pg_stat_user_indexes "
+                                       "WHERE indexrelname = ANY(%s)", (new,)).fetchone()[0]
+        time.sleep(1.2)
+        c.conn.execute("SELECT pg_stat_clear_snapshot()")
+        first = scans()
     more = [f"apply-{i}" for i in range(1, 6)]
     sh(c.worker("enqueue", "--keys", ",".join(more)))
     ok = c.wait(lambda: all(c.jobs().get(k, {}).get("state") in CONF["done"] for k in more), 30)
     check(bool(ok), "after --apply, the worker still fetches every new job", json.dumps({k: c.jobs().get(k) for k in more}))
-    time.sleep(1.2)
-    c.conn.execute("SELECT pg_stat_clear_snapshot()")
-    used = scans() - first
-    check(used > 0, f"River's fetch uses the new index {new}", f"{used} index scans")
-
+    if c.kind == "postgres":
+        time.sleep(1.2)
+        c.conn.execute("SELECT pg_stat_clear_snapshot()")
+        used = scans() - first
+        check(used > 0, f"River's fetch uses the new index {new}", f"{used} index scans")
+    else:
+        # SQLite keeps no per-index scan counter: ask its planner about the worker's very statement (claim_sqlite.sql).
+        sys.path.insert(0, HERE)
+        from worker import claim_sql
+        fetch = claim_sql(c.a.version, c.kind)
+        uses = [c.conn.raw.execute("EXPLAIN QUERY PLAN " + fetch, (None, "default", 1, "qctl", 100)).fetchall()]
+        hit = [ix for ix in new if any(f"INDEX {ix}" in str(r[-1]) for r in uses[0])]
+        check(bool(hit), f"River's fetch is planned through the new index {new}", str(uses[0]))
 
 if __name__ == "__main__":
     rc = main()
     version = next((sys.argv[i + 1] for i, x in enumerate(sys.argv) if x == "--version"), "?")
     reason = f"{len(failures)} check(s) failed, first: {failures[0]}" if failures else "every check passed"
     if rc <= 1:
-        print(f"roundtrip {SYSTEM} {version} postgres: {'PASS' if rc == 0 else 'FAIL'} ({reason})", flush=True)
+        db = next((sys.argv[i + 1] for i, x in enumerate(sys.argv) if x == "--db"), "?")
+        kind = "sqlite" if db.startswith("sqlite:") else "postgres"
+        print(f"roundtrip {SYSTEM} {version} {kind}: {'PASS' if rc == 0 else 'FAIL'} ({reason})", flush=True)
     sys.exit(rc)

@@ -12,4 +12,6 @@ if [ ! -x "$CACHE/venv/bin/python" ]; then
   python3 -m venv "$CACHE/venv"
 fi
 "$CACHE/venv/bin/python" -c 'import psycopg' 2>/dev/null || "$CACHE/venv/bin/pip" install -q 'psycopg[binary]==3.3.9'
+# MySQL/MariaDB: PyMySQL (pure Python). SQLite: Python's own sqlite3.
+"$CACHE/venv/bin/python" -c 'import pymysql' 2>/dev/null || "$CACHE/venv/bin/pip" install -q 'PyMySQL==1.2.4'
 echo "solid_queue $VERSION: python environment ready in $CACHE/venv"

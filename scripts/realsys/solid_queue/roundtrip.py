@@ -2,7 +2,8 @@
 """Round trip of qctl against Solid Queue's own SQL (a 1.5.0 worker), driven by worker.py of this folder.
 
 Steps (one line printed per check, `ok` or `FAIL`; exit 1 on any FAIL):
-  1. load the version's schema from tests/fixtures/<system>/<version>/schema.sql into the (empty) database
+  1. load the version's schema from tests/fixtures/<system>/<version>/schema.sql (schema_mysql.sql, schema_sqlite.sql)
+     into the (empty) database: PostgreSQL, MySQL/MariaDB or SQLite, as --db names it
   2. enqueue N jobs with the system's own insert, plus one job that fails its first run with no attempts left
   3. run two workers; when most jobs are done, stop one gracefully and kill -9 the other mid-job
   4. `$QCTL reap --timeout 3s`: as Process#prune with process_alive_threshold 3 s, the killed worker's claim is
@@ -13,7 +14,8 @@ Steps (one line printed per check, `ok` or `FAIL`; exit 1 on any FAIL):
      (counts.sql of the fixture) and `$QCTL stats`
   8. `$QCTL purge --older-than 0s --yes`; then new jobs must still run
   9. explain-claim --apply: a backlog of 20,000 ready executions in a queue no worker serves and no poll index;
-     qctl flags the worker's poll, builds an index, and the worker's poll then takes jobs through it
+     qctl flags the worker's poll, builds an index, and the worker's poll then takes jobs through it (PostgreSQL:
+     the index's scan counter grows; MariaDB and SQLite keep no such counter: their planner's EXPLAIN of the poll)
 qctl runs with its own detection (--layout auto) unless QCTL_LAYOUT names a preset.
 """
 import argparse
@@ -23,8 +25,10 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 
-import psycopg
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from realsys_db import connect  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SYSTEM = os.path.basename(HERE)
@@ -59,11 +63,14 @@ def sh(cmd, **kw):
 
 
 class Ctx:
-    def __init__(self, a):
+    def __init__(self, a, logs):
         self.a = a
-        self.conn = psycopg.connect(a.db, autocommit=True)
+        self.conn = connect(a.db)
+        self.kind = self.conn.kind
         self.fx = os.path.join(REPO, "tests", "fixtures", SYSTEM, a.version)
-        self.logs = a.logdir
+        # the fixture's files for this database: schema.sql (PostgreSQL), schema_mysql.sql, schema_sqlite.sql
+        self.suffix = "" if self.kind == "postgres" else "_" + self.kind
+        self.logs = f"{logs}-{self.kind}"
         os.makedirs(self.logs, exist_ok=True)
         self.procs = {}
 
@@ -89,7 +96,7 @@ class Ctx:
         return r, " ".join(["qctl", "-d", "$DB", *lay, *args])
 
     def ledger(self):
-        rows = self.conn.execute("SELECT job_key, worker, pid, started_at, finished_at FROM qctl_ledger ORDER BY started_at").fetchall()
+        rows = self.conn.execute("SELECT job_key, worker, pid, started_at, finished_at FROM qctl_ledger ORDER BY id").fetchall()
         return rows
 
     def wait(self, pred, timeout, step=0.2):
@@ -102,7 +109,7 @@ class Ctx:
         return None
 
     def counts(self):
-        sql = open(os.path.join(self.fx, "counts.sql")).read()
+        sql = open(os.path.join(self.fx, f"counts{self.suffix}.sql")).read()
         return {s: n for s, n in self.conn.execute(sql).fetchall()}
 
 
@@ -118,17 +125,18 @@ def main():
     p.add_argument("--layout", default=os.environ.get("QCTL_LAYOUT", ""),
                    help="pass --layout to qctl (default: none, i.e. qctl's own detection; env QCTL_LAYOUT)")
     a = p.parse_args()
-    a.logdir = os.path.join(a.logdir, f"{SYSTEM}-{a.version}")
-    c = Ctx(a)
+    c = Ctx(a, os.path.join(a.logdir, f"{SYSTEM}-{a.version}"))
+    a.logdir = c.logs
     print(f"# {SYSTEM} {a.version}: qctl round trip against {a.db.split('@')[-1]}", flush=True)
 
     # 1. schema
-    n_tables = c.conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone()[0]
+    n_tables = len(c.conn.tables())
     if n_tables:
-        check(False, "database is empty", f"{n_tables} tables already in schema public; use a fresh database")
+        check(False, "database is empty", f"{n_tables} tables already there; use a fresh database")
         return 1
-    r = sh(["psql", a.db, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-f", os.path.join(c.fx, "schema.sql")])
-    if not check(r.returncode == 0, f"schema {a.version} loaded from {os.path.relpath(c.fx, REPO)}/schema.sql", r.stderr):
+    schema = f"schema{c.suffix}.sql"
+    r = c.conn.load_schema(os.path.join(c.fx, schema))
+    if not check(r.returncode == 0, f"schema {a.version} ({c.kind}) loaded from {os.path.relpath(c.fx, REPO)}/{schema}", r.stderr):
         return 1
 
     # 2. enqueue
@@ -169,8 +177,7 @@ def main():
         check(r.returncode == 0 and "dead-lettered 1 " in out, "qctl reap failed the killed worker's claim", out)
     after = c.jobs()
     if killed_key:
-        err = c.conn.execute("SELECT error FROM solid_queue_failed_executions f JOIN solid_queue_jobs j ON j.id = f.job_id "
-                             "WHERE j.arguments::jsonb -> 'arguments' ->> 0 = %s", (killed_key,)).fetchone()
+        err = c.conn.execute("SELECT error FROM solid_queue_failed_executions WHERE job_id = %s", (after[killed_key]["id"],)).fetchone()
         check(bool(err) and "ProcessPrunedError" in err[0], "its failed execution says SolidQueue::Processes::ProcessPrunedError",
               str(err))
     if killed_key:
@@ -268,45 +275,56 @@ def main():
 def apply_leg(c, wc):
     """A backlog of another queue, no worker serving it, while the poll indexes are gone: qctl flags the worker's
     poll of queue default and builds an index; the running worker then polls through it."""
-    c.conn.execute("INSERT INTO solid_queue_jobs (queue_name, class_name, arguments, priority, active_job_id, scheduled_at, "
-                   "created_at, updated_at) SELECT 'backlog', 'QctlBacklogJob', '{\"arguments\": [\"backlog\"]}', 0, "
-                   "gen_random_uuid()::text, now(), now(), now() FROM generate_series(1, 20000)")
-    c.conn.execute("INSERT INTO solid_queue_ready_executions (job_id, queue_name, priority, created_at) "
-                   "SELECT id, 'backlog', 0, now() FROM solid_queue_jobs WHERE queue_name = 'backlog'")
-    dropped = [r[0] for r in c.conn.execute(
-        "SELECT indexname FROM pg_indexes WHERE tablename = 'solid_queue_ready_executions' AND indexname LIKE '%poll%'").fetchall()]
+    now = c.conn.now()
+    with c.conn.transaction():
+        c.conn.executemany("INSERT INTO solid_queue_jobs (queue_name, class_name, arguments, priority, active_job_id, scheduled_at, "
+                           "created_at, updated_at) VALUES ('backlog', 'QctlBacklogJob', '{\"arguments\": [\"backlog\"]}', 0, %s, %s, %s, %s)",
+                           [(str(uuid.uuid4()), now, now, now) for _ in range(20000)])
+        c.conn.execute("INSERT INTO solid_queue_ready_executions (job_id, queue_name, priority, created_at) "
+                       "SELECT id, 'backlog', 0, created_at FROM solid_queue_jobs WHERE queue_name = 'backlog'")
+    dropped = sorted(ix for ix in c.conn.indexes("solid_queue_ready_executions") if "poll" in ix)
     for ix in dropped:
-        c.conn.execute(f"DROP INDEX {ix}")
-    c.conn.execute("ANALYZE solid_queue_ready_executions")
-    before = {r[0] for r in c.conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'solid_queue_ready_executions'").fetchall()}
+        c.conn.drop_index("solid_queue_ready_executions", ix)
+    c.conn.analyze("solid_queue_ready_executions")
+    before = c.conn.indexes("solid_queue_ready_executions")
     r, shown = c.qctl("explain-claim")
     check(r.returncode == 1, f"qctl explain-claim flags Solid Queue's poll once {dropped} are gone",
           f"exit {r.returncode}: {(r.stdout + r.stderr)[-600:]}")
     r, shown = c.qctl("explain-claim", "--apply")
-    after = {r_[0] for r_ in c.conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'solid_queue_ready_executions'").fetchall()}
+    after = c.conn.indexes("solid_queue_ready_executions")
     new = sorted(after - before)
     if not check(r.returncode == 0 and len(new) >= 1, f"qctl explain-claim --apply built {new} and finds the poll fine",
                  f"exit {r.returncode}: {(r.stdout + r.stderr)[-600:]}"):
         return
-    scans = lambda: c.conn.execute("SELECT coalesce(sum(idx_scan), 0) FROM pg_stat_user_indexes "
-                                   "WHERE indexrelname = ANY(%s)", (new,)).fetchone()[0]
-    time.sleep(1.2)
-    c.conn.execute("SELECT pg_stat_clear_snapshot()")
-    first = scans()
+    if c.kind == "postgres":
+        scans = lambda: c.conn.execute("SELECT coalesce(sum(idx_scan), 0) FROM pg_stat_user_indexes "
+                                       "WHERE indexrelname = ANY(%s)", (new,)).fetchone()[0]
+        time.sleep(1.2)
+        c.conn.execute("SELECT pg_stat_clear_snapshot()")
+        first = scans()
     more = [f"apply-{i}" for i in range(1, 6)]
     sh(c.worker("enqueue", "--keys", ",".join(more)))
     ok = c.wait(lambda: all(c.jobs().get(k, {}).get("state") in CONF["done"] for k in more), 30)
     check(bool(ok), "after --apply, the worker still claims every new job", json.dumps({k: c.jobs().get(k) for k in more}))
-    time.sleep(1.2)
-    c.conn.execute("SELECT pg_stat_clear_snapshot()")
-    used = scans() - first
-    check(used > 0, f"Solid Queue's poll uses the new index {new}", f"{used} index scans")
-
+    if c.kind == "postgres":
+        time.sleep(1.2)
+        c.conn.execute("SELECT pg_stat_clear_snapshot()")
+        used = scans() - first
+        check(used > 0, f"Solid Queue's poll uses the new index {new}", f"{used} index scans")
+    else:
+        # MariaDB and SQLite keep no per-index scan counters by default: ask the database's own planner about the
+        # worker's very statement instead.
+        sys.path.insert(0, HERE)
+        from worker import poll_sql
+        uses = [c.conn.plan_uses(poll_sql(c.conn), ("default", 1), ix) for ix in new]
+        check(any(u for u, _ in uses), f"Solid Queue's poll is planned through the new index {new}", " / ".join(d for _, d in uses))
 
 if __name__ == "__main__":
     rc = main()
     version = next((sys.argv[i + 1] for i, x in enumerate(sys.argv) if x == "--version"), "?")
     reason = f"{len(failures)} check(s) failed, first: {failures[0]}" if failures else "every check passed"
     if rc <= 1:
-        print(f"roundtrip solid_queue {version} postgres: {'PASS' if rc == 0 else 'FAIL'} ({reason})", flush=True)
+        db = next((sys.argv[i + 1] for i, x in enumerate(sys.argv) if x == "--db"), "?")
+        kind = "sqlite" if db.startswith("sqlite:") else "mysql" if db.startswith(("mysql:", "mariadb:")) else "postgres"
+        print(f"roundtrip solid_queue {version} {kind}: {'PASS' if rc == 0 else 'FAIL'} ({reason})", flush=True)
     sys.exit(rc)

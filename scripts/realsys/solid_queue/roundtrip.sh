@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Round trip of qctl with Solid Queue's own SQL: roundtrip.sh DB_URL [VERSION]
 #   VERSION: v1.5.0 (default)
-#   DB_URL: an empty PostgreSQL database (postgres://...); this round trip runs on PostgreSQL.
+#   DB_URL: an empty database: PostgreSQL (postgres://...), MySQL/MariaDB (mysql://user@host:port/db) or SQLite (sqlite:PATH).
 # Solid Queue is a Ruby gem that cannot be installed here: worker.py sends the statements a Solid Queue 1.5.0
 # worker sends (app/models/solid_queue/*.rb at v1.5.0). See roundtrip.py for the steps.
 # qctl is $QCTL, else target/release/qctl of this repository if built, else target/debug/qctl.
-# Prints one line per check; the last line is `roundtrip solid_queue VERSION postgres: PASS|FAIL (reason)`;
+# Prints one line per check; the last line is `roundtrip solid_queue VERSION DATABASE: PASS|FAIL (reason)`;
 # exits 0 only when every check passed. Leaves no worker running.
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -17,14 +17,16 @@ if [ -z "${QCTL:-}" ]; then
   if [ -x "$REPO/target/release/qctl" ]; then QCTL="$REPO/target/release/qctl"; else QCTL="$REPO/target/debug/qctl"; fi
 fi
 case "$DB_URL" in
-  postgres:*|postgresql:*) ;;
-  *) echo "roundtrip solid_queue $VERSION ${DB_URL%%:*}: FAIL (this round trip runs on PostgreSQL)"; exit 2;;
+  postgres:*|postgresql:*) DB=postgres ;;
+  mysql:*|mariadb:*) DB=mysql ;;
+  sqlite:*) DB=sqlite ;;
+  *) echo "roundtrip solid_queue $VERSION ${DB_URL%%:*}: FAIL (runs on PostgreSQL, MySQL/MariaDB or SQLite)"; exit 2;;
 esac
 if ! "$HERE/install.sh" "$VERSION" >/dev/null; then
-  echo "roundtrip solid_queue $VERSION postgres: FAIL (install.sh failed)"; exit 1
+  echo "roundtrip solid_queue $VERSION $DB: FAIL (install.sh failed)"; exit 1
 fi
 "$CACHE/solid_queue/venv/bin/python" "$HERE/roundtrip.py" --db "$DB_URL" --version "$VERSION" --qctl "$QCTL" \
   --logdir "$CACHE/logs"
 rc=$?
-if [ $rc -gt 1 ]; then echo "roundtrip solid_queue $VERSION postgres: FAIL (setup error, exit $rc)"; fi
+if [ $rc -gt 1 ]; then echo "roundtrip solid_queue $VERSION $DB: FAIL (setup error, exit $rc)"; fi
 exit $rc

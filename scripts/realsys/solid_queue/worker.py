@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A Solid Queue 1.5.0 worker (one thread, queues: default), on PostgreSQL.
+"""A Solid Queue 1.5.0 worker (one thread, queues: default), on PostgreSQL, MySQL/MariaDB or SQLite.
 
 Solid Queue is a Ruby gem and cannot be installed here (Debian has no package), so this process plays a
 `bin/jobs` worker: it sends the statements Solid Queue sends, taken from app/models/solid_queue/*.rb and
@@ -9,7 +9,8 @@ lib/solid_queue/*.rb at v1.5.0 (see SQL below):
   start     Processes::Registrable#register: a solid_queue_processes row (kind Worker), heart-beating every
             process_heartbeat_interval (60 s) by Process#heartbeat (last_heartbeat_at)
   poll      ReadyExecution.claim -> select_and_lock: the ready candidates of queue default (QueueSelector), FOR
-            UPDATE SKIP LOCKED, then
+            UPDATE SKIP LOCKED (non_blocking_lock; on SQLite Arel drops the lock clause and the transaction, begun
+            IMMEDIATE, holds the database's one write lock), then
             ClaimedExecution.claiming (claimed rows) and the ready rows deleted, in one transaction
   perform   ClaimedExecution#perform: finished (Job#finished!: finished_at, preserve_finished_jobs) or
             failed_with (a failed execution with the error as JSON), the claim deleted
@@ -33,25 +34,44 @@ import threading
 import time
 import uuid
 
-import psycopg
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from realsys_db import connect  # noqa: E402
 
 JOB = "QctlRoundTripJob"
 FAILING_JOB = "QctlRoundTripFailingJob"  # raises on its first run (no retry_on): a failed execution
-NOW = "(now() AT TIME ZONE 'UTC')"
+# Active Record binds Time.now.utc (default_timezone :utc) in datetime columns: a naive UTC time.
+NOW = "%s"
+
+
+def q(db, name):
+    """A quoted identifier as Arel quotes it for that adapter."""
+    return f"`{name}`" if db.kind == "mysql" else f'"{name}"'
+
+
+def marks(n):
+    return ", ".join(["%s"] * n)
+
+
+def poll_sql(db):
+    """select_candidates of ReadyExecution for queue default, as Arel renders it for that adapter (claim*.sql of the fixture)."""
+    t = q(db, "solid_queue_ready_executions")
+    lock = "" if db.kind == "sqlite" else " FOR UPDATE SKIP LOCKED"
+    return (f'SELECT {t}.{q(db, "id")}, {t}.{q(db, "job_id")} FROM {t} WHERE {t}.{q(db, "queue_name")} = %s '
+            f'ORDER BY {t}.{q(db, "priority")} ASC, {t}.{q(db, "job_id")} ASC LIMIT %s{lock}')
 
 
 def run(a):
     stop = {"flag": False}
     signal.signal(signal.SIGTERM, lambda *_: stop.__setitem__("flag", True))
-    conn = psycopg.connect(a.db, autocommit=True)
-    side = psycopg.connect(a.db, autocommit=True)  # the ledger's own connection
-    beat = psycopg.connect(a.db, autocommit=True)
+    conn = connect(a.db)
+    side = connect(a.db)  # the ledger's own connection
+    beat = connect(a.db)
     name = f"worker-{uuid.uuid4().hex[:20]}"
-    pid = conn.execute(
+    pid = conn.insert(
         f"INSERT INTO solid_queue_processes (kind, last_heartbeat_at, supervisor_id, pid, hostname, metadata, "
-        f"created_at, name) VALUES ('Worker', {NOW}, NULL, %s, %s, %s, {NOW}, %s) RETURNING id",
-        (os.getpid(), socket.gethostname(), json.dumps({"polling_interval": 0.1, "queues": "default", "thread_pool_size": 1}),
-         name)).fetchone()[0]
+        f"created_at, name) VALUES ('Worker', {NOW}, NULL, %s, %s, %s, {NOW}, %s)",
+        (conn.now(), os.getpid(), socket.gethostname(),
+         json.dumps({"polling_interval": 0.1, "queues": "default", "thread_pool_size": 1}), conn.now(), name))
 
     def heartbeat():
         while not stop["flag"]:
@@ -59,26 +79,24 @@ def run(a):
                 if stop["flag"]:
                     return
                 time.sleep(0.1)
-            beat.execute(f"UPDATE solid_queue_processes SET last_heartbeat_at = {NOW} WHERE id = %s", (pid,))
+            beat.execute(f"UPDATE solid_queue_processes SET last_heartbeat_at = {NOW} WHERE id = %s", (beat.now(), pid))
 
     threading.Thread(target=heartbeat, daemon=True).start()
     print(f"{a.name}: Solid Queue 1.5.0 worker process {pid} ({name}, pid {os.getpid()})", flush=True)
     try:
         while not stop["flag"]:
             with conn.transaction():
-                rows = conn.execute(
-                    'SELECT "solid_queue_ready_executions"."id", "solid_queue_ready_executions"."job_id" '
-                    'FROM "solid_queue_ready_executions" WHERE "solid_queue_ready_executions"."queue_name" = %s ORDER BY "solid_queue_ready_executions"."priority" ASC, '
-                    '"solid_queue_ready_executions"."job_id" ASC LIMIT %s FOR UPDATE SKIP LOCKED', ("default", 1)).fetchall()
+                rows = conn.execute(poll_sql(conn), ("default", 1)).fetchall()
                 if rows:
                     ids = [r[1] for r in rows]
-                    conn.execute(f"INSERT INTO solid_queue_claimed_executions (job_id, process_id, created_at) "
-                                 f"SELECT unnest(%s::bigint[]), %s, {NOW}", (ids, pid))
+                    conn.execute(f"INSERT INTO solid_queue_claimed_executions (job_id, process_id, created_at) VALUES "
+                                 + ", ".join(["(%s, %s, %s)"] * len(ids)), [v for j in ids for v in (j, pid, conn.now())])
                     claimed = [r[0] for r in conn.execute(
-                        "SELECT job_id FROM solid_queue_claimed_executions WHERE job_id = ANY(%s) AND process_id = %s",
-                        (ids, pid)).fetchall()]
-                    conn.execute("DELETE FROM solid_queue_ready_executions WHERE id = ANY(%s)",
-                                 ([r[0] for r in rows if r[1] in claimed],))
+                        f"SELECT job_id FROM solid_queue_claimed_executions WHERE job_id IN ({marks(len(ids))}) AND process_id = %s",
+                        (*ids, pid)).fetchall()]
+                    took = [r[0] for r in rows if r[1] in claimed]
+                    if took:
+                        conn.execute(f"DELETE FROM solid_queue_ready_executions WHERE id IN ({marks(len(took))})", took)
             if not rows:
                 time.sleep(0.1)
                 continue
@@ -94,10 +112,9 @@ def perform(a, conn, side, job_id):
     cls, args = conn.execute("SELECT class_name, arguments FROM solid_queue_jobs WHERE id = %s", (job_id,)).fetchone()
     args = json.loads(args)
     key = args["arguments"][0]
-    lid = side.execute("INSERT INTO qctl_ledger (job_key, worker, pid) VALUES (%s, %s, %s) RETURNING ctid",
-                       (key, a.name, os.getpid())).fetchone()[0]
+    lid = side.insert("INSERT INTO qctl_ledger (job_key, worker, pid) VALUES (%s, %s, %s)", (key, a.name, os.getpid()))
     time.sleep(a.sleep)
-    side.execute("UPDATE qctl_ledger SET finished_at = now() WHERE ctid = %s", (lid,))
+    side.execute("UPDATE qctl_ledger SET finished_at = %s WHERE id = %s", (side.now(), lid))
     # The failing job raises on its first run only (FailedExecution#retry resets the executions counters, so the
     # ledger tells a retried run).
     runs = side.execute("SELECT count(*) FROM qctl_ledger WHERE job_key = %s", (key,)).fetchone()[0]
@@ -106,9 +123,10 @@ def perform(a, conn, side, job_id):
         if failed:
             error = json.dumps({"exception_class": "RuntimeError", "message": f"{key} failed", "backtrace": []})
             conn.execute(f"INSERT INTO solid_queue_failed_executions (job_id, error, created_at) VALUES (%s, %s, {NOW})",
-                         (job_id, error))
+                         (job_id, error, conn.now()))
         else:
-            conn.execute(f"UPDATE solid_queue_jobs SET finished_at = {NOW}, updated_at = {NOW} WHERE id = %s", (job_id,))
+            conn.execute(f"UPDATE solid_queue_jobs SET finished_at = {NOW}, updated_at = {NOW} WHERE id = %s",
+                         (conn.now(), conn.now(), job_id))
         conn.execute("DELETE FROM solid_queue_claimed_executions WHERE job_id = %s", (job_id,))
 
 
@@ -124,10 +142,9 @@ def main():
     a = p.parse_args()
     if a.cmd == "run":
         return run(a)
-    conn = psycopg.connect(a.db, autocommit=True)
+    conn = connect(a.db)
     if a.cmd == "enqueue":
-        conn.execute("""CREATE TABLE IF NOT EXISTS qctl_ledger (job_key text NOT NULL, worker text NOT NULL, pid int NOT NULL,
-                        started_at timestamptz NOT NULL DEFAULT now(), finished_at timestamptz)""")
+        conn.execute(conn.ledger_ddl())
         for k in [k for k in a.keys.split(",") if k]:
             ajid = str(uuid.uuid4())
             cls = FAILING_JOB if k == a.fail_first else JOB
@@ -136,12 +153,13 @@ def main():
                     "locale": "en", "timezone": "UTC", "scheduled_at": None,
                     "enqueued_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
             with conn.transaction():
-                jid = conn.execute(
+                now = conn.now()
+                jid = conn.insert(
                     f"INSERT INTO solid_queue_jobs (queue_name, class_name, arguments, priority, active_job_id, "
                     f"scheduled_at, concurrency_key, created_at, updated_at) VALUES ('default', %s, %s, 0, %s, {NOW}, "
-                    f"NULL, {NOW}, {NOW}) RETURNING id", (cls, json.dumps(args), ajid)).fetchone()[0]
+                    f"NULL, {NOW}, {NOW})", (cls, json.dumps(args), ajid, now, now, now))
                 conn.execute(f"INSERT INTO solid_queue_ready_executions (job_id, queue_name, priority, created_at) "
-                             f"VALUES (%s, 'default', 0, {NOW})", (jid,))
+                             f"VALUES (%s, 'default', 0, {NOW})", (jid, now))
     elif a.cmd == "jobs":
         # Job#status (app/models/solid_queue/job/executable.rb): the execution that holds the job, else finished
         out = {}
@@ -154,7 +172,7 @@ def main():
                             WHEN EXISTS (SELECT 1 FROM solid_queue_blocked_executions e WHERE e.job_id = j.id) THEN 'blocked'
                             WHEN j.finished_at IS NOT NULL THEN 'finished'
                             ELSE 'unknown' END
-                FROM solid_queue_jobs j ORDER BY j.id"""):
+                FROM solid_queue_jobs j ORDER BY j.id""").fetchall():
             key = ((json.loads(args) if args else {}).get("arguments") or [str(jid)])[0]
             out[key] = {"id": jid, "state": state}
         print(json.dumps(out))
