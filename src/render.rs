@@ -880,6 +880,20 @@ impl Render for BenchReport {
                 a.mode, b.mode
             );
         }
+        for run in &self.runs {
+            if let Some(kept) = &run.kept {
+                let _ = writeln!(
+                    out,
+                    "kept the {} scratch {}: {kept}",
+                    run.mode,
+                    if self.backend == "sqlite" {
+                        "file"
+                    } else {
+                        "table"
+                    }
+                );
+            }
+        }
         out
     }
 }

@@ -336,8 +336,13 @@ fn sixteen_claimers_take_every_job_exactly_once() {
     assert_eq!((total, seen.len()), (160, 160), "every job once");
     // The audit: every job done, each claimed once.
     assert_eq!(db.count("status = 'done' AND attempts = 1"), 160);
-    let bench = json(&db, &["bench", "--workers", "16", "--jobs", "100"]);
-    for run in bench["runs"].as_array().unwrap() {
+    let bench = json(
+        &db,
+        &["bench", "--workers", "16", "--jobs", "100", "--keep"],
+    );
+    let runs = bench["runs"].as_array().unwrap();
+    assert!(!runs.is_empty(), "{bench}");
+    for run in runs {
         assert_eq!(
             (
                 run["processed"].as_i64(),
@@ -347,6 +352,27 @@ fn sixteen_claimers_take_every_job_exactly_once() {
             (Some(100), Some(0), Some(0)),
             "{run}"
         );
+        // qctl's audit above is qctl on itself; the kept table is audited
+        // here with the database's own SQL.
+        let table = run["kept"]
+            .as_str()
+            .expect("--keep names the scratch table");
+        let counts: (i64, i64, i64, i64) = db
+            .conn()
+            .query_first(format!(
+                "SELECT count(*), count(DISTINCT payload), \
+                        CAST(coalesce(sum(status = 'done' AND attempts = 1), 0) AS SIGNED), \
+                        CAST(coalesce(sum(status IN ('pending', 'running')), 0) AS SIGNED) \
+                 FROM {table}"
+            ))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            counts,
+            (100, 100, 100, 0),
+            "{table}: (jobs, distinct jobs, done after one attempt, pending or running)"
+        );
+        db.exec(&format!("DROP TABLE {table}"));
     }
     assert_eq!(db.count("1 = 1"), 160, "the bench left no rows behind");
 }
