@@ -884,13 +884,8 @@ impl Render for BenchReport {
             if let Some(kept) = &run.kept {
                 let _ = writeln!(
                     out,
-                    "kept the {} scratch {}: {kept}",
-                    run.mode,
-                    if self.backend == "sqlite" {
-                        "file"
-                    } else {
-                        "table"
-                    }
+                    "kept the {} scratch copy: {kept} (remove it when done)",
+                    run.mode
                 );
             }
         }
