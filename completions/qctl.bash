@@ -213,7 +213,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__bench)
-            opts="-d -q -v -h -V --workers --jobs --hold --mode --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
+            opts="-d -q -v -h -V --workers --jobs --hold --mode --keep --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

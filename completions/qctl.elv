@@ -479,6 +479,7 @@ set edit:completion:arg-completer[qctl] = {|@words|
             cand --statement-timeout 'Cancel any statement that runs longer than this (PostgreSQL''s statement_timeout, MariaDB''s max_statement_time, MySQL''s max_execution_time for reads; SQLite: only explain-claim''s measured run)'
             cand --connect-timeout 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)'
             cand --index-timeout 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)'
+            cand --keep 'Leave each scratch table (SQLite: the scratch file) in place and name it in the report, to audit the jobs with your own SQL; drop it yourself afterwards'
             cand -q 'Print only data and errors: no progress bars, notes or hints'
             cand --quiet 'Print only data and errors: no progress bars, notes or hints'
             cand -v 'Print each SQL statement and its time to stderr'

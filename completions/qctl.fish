@@ -717,6 +717,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand bench" -l busy-timeout -d 'How
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand bench" -l keep -d 'Leave each scratch table (SQLite: the scratch file) in place and name it in the report, to audit the jobs with your own SQL; drop it yourself afterwards'
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s h -l help -d 'Print help'

@@ -285,6 +285,11 @@ pub struct BenchArgs {
     /// plain FOR UPDATE (SQLite claims under its one write lock either way)
     #[arg(long, value_enum, default_value_t = BenchModeArg::Both)]
     pub mode: BenchModeArg,
+
+    /// Leave each scratch table (SQLite: the scratch file) in place and name it in the report,
+    /// to audit the jobs with your own SQL; drop it yourself afterwards
+    #[arg(long)]
+    pub keep: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -557,6 +557,9 @@ pub struct BenchRun {
     pub duplicates: u64,
     /// Jobs never processed (must be 0).
     pub missing: u64,
+    /// The scratch table (SQLite: the scratch file) left in place by
+    /// `--keep`; null when the bench removed it.
+    pub kept: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]

@@ -880,6 +880,15 @@ impl Render for BenchReport {
                 a.mode, b.mode
             );
         }
+        for run in &self.runs {
+            if let Some(kept) = &run.kept {
+                let _ = writeln!(
+                    out,
+                    "kept the {} scratch copy: {kept} (remove it when done)",
+                    run.mode
+                );
+            }
+        }
         out
     }
 }

@@ -176,6 +176,8 @@ pub struct BenchRequest {
     /// worker that processes it does.
     pub hold: Duration,
     pub modes: Vec<BenchMode>,
+    /// Leave each scratch copy in place for the user to inspect.
+    pub keep: bool,
 }
 
 /// An advisory lock key to filter on: `--key 987654321`, `--key 11,100`,

@@ -486,11 +486,13 @@ fn the_output_contract(db: &dyn Db) {
         let mut full = vec!["--format", "json"];
         full.extend_from_slice(args);
         let run = db.run(&full);
-        assert!(
-            run.code == 0 || (run.code == 1 && args[0] == "doctor"),
-            "{args:?}: {}",
-            run.stderr
-        );
+        // Every command here succeeds, doctor included: the table is
+        // init's (the indexes its plans need), the one running job is
+        // inside its lease, nothing waits on a lock, and the warnings a
+        // fresh table can give (PostgreSQL's missing statistics, a
+        // server that cannot list its user locks) fail doctor only with
+        // --strict.
+        assert_eq!(run.code, 0, "{args:?}: {}{}", run.stdout, run.stderr);
         let mut docs = serde_json::Deserializer::from_str(&run.stdout).into_iter::<Value>();
         assert!(
             docs.next().is_some_and(|d| d.is_ok()),

@@ -746,7 +746,40 @@ fn bench_on_sqlite_uses_a_scratch_file() {
         ),
         (Some(300), Some(0), Some(0))
     );
+    assert!(only["kept"].is_null(), "without --keep: {only}");
     assert!(!s.db().exists(), "the user's database is not created");
+}
+
+#[test]
+fn bench_keep_names_the_scratch_file_it_leaves() {
+    let s = Sandbox::new();
+    let run = s.run(&["bench", "--workers", "2", "--jobs", "50", "--keep"]);
+    run.assert_ok();
+    let kept = run
+        .stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("kept the begin_immediate scratch copy: "))
+        .and_then(|rest| rest.strip_suffix(" (remove it when done)"))
+        .unwrap_or_else(|| panic!("the table view names the kept file: {}", run.stdout));
+    // Audited with SQLite's own SQL, not qctl's.
+    let conn = rusqlite::Connection::open(kept).unwrap();
+    let counts: (i64, i64, i64) = conn
+        .query_row(
+            "SELECT count(*), count(DISTINCT payload), \
+                    sum(status = 'done' AND attempts = 1) FROM jobs",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    drop(conn);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{kept}{suffix}"));
+    }
+    assert_eq!(
+        counts,
+        (50, 50, 50),
+        "(jobs, distinct, done after one attempt)"
+    );
 }
 
 #[test]

@@ -336,8 +336,13 @@ fn sixteen_claimers_take_every_job_exactly_once() {
     assert_eq!((total, seen.len()), (160, 160), "every job once");
     // The audit: every job done, each claimed once.
     assert_eq!(db.count("status = 'done' AND attempts = 1"), 160);
-    let bench = json(&db, &["bench", "--workers", "16", "--jobs", "100"]);
-    for run in bench["runs"].as_array().unwrap() {
+    let bench = json(
+        &db,
+        &["bench", "--workers", "16", "--jobs", "100", "--keep"],
+    );
+    let runs = bench["runs"].as_array().unwrap();
+    assert!(!runs.is_empty(), "{bench}");
+    for run in runs {
         assert_eq!(
             (
                 run["processed"].as_i64(),
@@ -347,6 +352,27 @@ fn sixteen_claimers_take_every_job_exactly_once() {
             (Some(100), Some(0), Some(0)),
             "{run}"
         );
+        // qctl's audit above is qctl on itself; the kept table is audited
+        // here with the database's own SQL.
+        let table = run["kept"]
+            .as_str()
+            .expect("--keep names the scratch table");
+        let counts: (i64, i64, i64, i64) = db
+            .conn()
+            .query_first(format!(
+                "SELECT count(*), count(DISTINCT payload), \
+                        CAST(coalesce(sum(status = 'done' AND attempts = 1), 0) AS SIGNED), \
+                        CAST(coalesce(sum(status IN ('pending', 'running')), 0) AS SIGNED) \
+                 FROM {table}"
+            ))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            counts,
+            (100, 100, 100, 0),
+            "{table}: (jobs, distinct jobs, done after one attempt, pending or running)"
+        );
+        db.exec(&format!("DROP TABLE {table}"));
     }
     assert_eq!(db.count("1 = 1"), 160, "the bench left no rows behind");
 }
@@ -762,5 +788,162 @@ fn a_run_stopped_by_the_statement_timeout_reports_at_least_what_it_read() {
             .to_string()
             .contains("at least"),
         "{report}"
+    );
+}
+
+/// Waits until `ready` holds, polling the server; panics after a minute.
+fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
+    let started = std::time::Instant::now();
+    while !ready() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "waited a minute for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The connection id of the session of `db` whose statement starts with
+/// `statement`, once it is in the processlist in a state like `state`.
+fn session_of(db: &MyDb, statement: &str, state: &str) -> Option<u64> {
+    db.conn()
+        .exec_first(
+            "SELECT ID FROM information_schema.PROCESSLIST \
+             WHERE DB = ? AND ID <> CONNECTION_ID() AND INFO LIKE ? AND STATE LIKE ?",
+            (&db.name, format!("{statement}%"), state),
+        )
+        .unwrap()
+}
+
+#[test]
+fn the_statement_timeout_stops_a_slow_read() {
+    let db = MyDb::new();
+    seeded(&db, 20);
+    // A queue table every row of which takes 0.2 s to read: `stats` over
+    // it runs for seconds unless the statement timeout stops it.
+    db.exec("CREATE VIEW slow_jobs AS SELECT * FROM jobs WHERE SLEEP(0.2) = 0");
+    let started = std::time::Instant::now();
+    let run = db.run(&[
+        "--table",
+        "slow_jobs",
+        "--statement-timeout",
+        "500ms",
+        "stats",
+        "--exact",
+    ]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("max_statement_time exceeded")
+            && run
+                .stderr
+                .contains("longer than --statement-timeout (500ms)"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "stopped before one read of the 20 rows (4 s) ended: {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_user_without_update_is_refused_reap_and_nothing_changes() {
+    let db = MyDb::new();
+    seeded(&db, 3);
+    db.exec(
+        "UPDATE jobs SET status = 'running', locked_by = 'dead', attempts = 1, \
+         locked_at = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, locked_until = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR",
+    );
+    let user = format!("noupd_{}", &db.name[db.name.len().saturating_sub(20)..]);
+    db.exec(&format!(
+        "CREATE USER '{user}'@'%'; GRANT SELECT, INSERT, DELETE ON {}.jobs TO '{user}'@'%'",
+        db.name
+    ));
+    let before = db.snapshot();
+    let url = db.url.replacen("root@", &format!("{user}@"), 1);
+    let run = run_url(&db, &url, &["reap"]);
+    db.exec(&format!("DROP USER '{user}'@'%'"));
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("UPDATE command denied") && run.stderr.contains("reap need UPDATE"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(db.snapshot(), before, "the refused reap changed nothing");
+}
+
+#[test]
+fn a_connection_killed_mid_command_is_a_clear_error_and_changes_nothing() {
+    let db = MyDb::new();
+    seeded(&db, 3);
+    db.exec(
+        "UPDATE jobs SET status = 'running', locked_by = 'dead', attempts = 1, \
+         locked_at = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, locked_until = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR",
+    );
+    let before = db.snapshot();
+    let mut holder = db.conn();
+    holder.query_drop("LOCK TABLES jobs WRITE").unwrap();
+    let mut reap = db.cmd();
+    reap.args(["-d", &db.url, "--busy-timeout", "5m", "reap"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = reap.spawn().unwrap();
+    let mut id = None;
+    wait_until("reap to wait on the table lock", || {
+        id = session_of(&db, "", "Waiting for table metadata lock");
+        id.is_some()
+    });
+    db.exec(&format!("KILL CONNECTION {}", id.unwrap()));
+    let run = Run::from(child.wait_with_output().unwrap());
+    holder.query_drop("UNLOCK TABLES").unwrap();
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("the connection failed") && run.stderr.contains("KILL"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(db.snapshot(), before, "the killed reap changed nothing");
+}
+
+#[test]
+fn ctrl_c_stops_a_waiting_reap_with_130_and_changes_nothing() {
+    let db = MyDb::new();
+    seeded(&db, 3);
+    db.exec(
+        "UPDATE jobs SET status = 'running', locked_by = 'dead', attempts = 1, \
+         locked_at = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, locked_until = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR",
+    );
+    let before = db.snapshot();
+    let mut holder = db.conn();
+    holder.query_drop("LOCK TABLES jobs WRITE").unwrap();
+    let mut reap = db.cmd();
+    reap.args(["-d", &db.url, "--busy-timeout", "5m", "reap"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = reap.spawn().unwrap();
+    wait_until("reap to wait on the table lock", || {
+        session_of(&db, "", "Waiting for table metadata lock").is_some()
+    });
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let run = Run::from(child.wait_with_output().unwrap());
+    // Its waiting statement was cancelled on the server, not left to run
+    // once the lock is free.
+    assert_eq!(
+        session_of(&db, "", "Waiting for table metadata lock"),
+        None,
+        "the interrupted statement still waits"
+    );
+    holder.query_drop("UNLOCK TABLES").unwrap();
+    assert_eq!(run.code, 130, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("qctl: interrupted"), "{}", run.stderr);
+    assert_eq!(
+        db.snapshot(),
+        before,
+        "the interrupted reap changed nothing"
     );
 }

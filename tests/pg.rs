@@ -693,6 +693,7 @@ fn bench_compares_skip_locked_with_for_update_on_a_scratch_table() {
         "4",
         "--jobs",
         "400",
+        "--keep",
     ]);
     run.assert_ok();
     let report = run.json();
@@ -703,6 +704,7 @@ fn bench_compares_skip_locked_with_for_update_on_a_scratch_table() {
         .map(|r| r["mode"].as_str().unwrap())
         .collect();
     assert_eq!(modes, ["skip_locked", "for_update"]);
+    let mut kept = Vec::new();
     for r in report["runs"].as_array().unwrap() {
         assert_eq!(
             (
@@ -713,8 +715,37 @@ fn bench_compares_skip_locked_with_for_update_on_a_scratch_table() {
             (Some(400), Some(0), Some(0))
         );
         assert!(r["claim_latency_ms"]["p50"].as_f64().unwrap() > 0.0);
+        // qctl's audit above is qctl on itself; the kept table is audited
+        // here with the database's own SQL.
+        let table = r["kept"].as_str().expect("--keep names the scratch table");
+        let audit = db
+            .client()
+            .query_one(
+                &format!(
+                    "SELECT count(*), count(DISTINCT payload), \
+                            count(*) FILTER (WHERE status = 'done' AND attempts = 1), \
+                            count(*) FILTER (WHERE status IN ('pending', 'running')) \
+                     FROM {table}"
+                ),
+                &[],
+            )
+            .unwrap();
+        let counts: (i64, i64, i64, i64) = (audit.get(0), audit.get(1), audit.get(2), audit.get(3));
+        assert_eq!(
+            counts,
+            (400, 400, 400, 0),
+            "{table}: (jobs, distinct jobs, done after one attempt, pending or running)"
+        );
+        kept.push(table.to_string());
     }
     assert!(report["ratio"].as_f64().unwrap() > 0.0);
+    assert_ne!(
+        kept[0], kept[1],
+        "each mode drains a scratch table of its own"
+    );
+    for table in &kept {
+        db.exec(&format!("DROP TABLE {table}"));
+    }
     assert_eq!(
         db.snapshot(),
         before,

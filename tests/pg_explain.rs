@@ -666,3 +666,77 @@ fn apply_analyzes_a_never_analyzed_table_before_building_an_index() {
     );
     assert_eq!(count(indexes), before, "{}", run.stdout);
 }
+
+/// An index build that waits on another session's lock gives up after
+/// --index-timeout, says so, and drops the INVALID index it left.
+#[test]
+fn an_index_build_stuck_behind_a_writer_gives_up_after_the_index_timeout() {
+    let db = PgDb::new();
+    weak(&db);
+    // A writer's open transaction: CREATE INDEX CONCURRENTLY enters its
+    // index in the catalog, INVALID, then waits for every writer of the
+    // table to finish.
+    let mut writer = db.client();
+    writer
+        .batch_execute("BEGIN; LOCK TABLE jobs IN ROW EXCLUSIVE MODE")
+        .unwrap();
+    // Lock waits are bounded by --busy-timeout: a long one leaves the
+    // index timeout as the one that stops the build.
+    let mut apply = db.cmd();
+    apply
+        .args(["-d", &db.url])
+        .args(["--busy-timeout", "5m", "--index-timeout", "2s"])
+        .args(["explain-claim", "--apply"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = apply.spawn().unwrap();
+    // After the timeout qctl drops the INVALID index concurrently, which
+    // waits for the writer too: end the writer once the drop waits (or
+    // once qctl has finished, should the drop not need to wait).
+    let mut watch = db.client();
+    let started = std::time::Instant::now();
+    loop {
+        let dropping: i64 = watch
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE query LIKE 'DROP INDEX CONCURRENTLY%' AND wait_event_type = 'Lock'",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        if dropping > 0 || child.try_wait().unwrap().is_some() {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(120),
+            "qctl neither gave up nor dropped the index"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    writer.batch_execute("ROLLBACK").unwrap();
+    let run = common::Run::from(child.wait_with_output().unwrap());
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("took longer than --index-timeout (2s)")
+            && run.stderr.contains("was dropped"),
+        "{}",
+        run.stderr
+    );
+    let left: i64 = watch
+        .query_one(
+            "SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid \
+             WHERE c.relname = 'jobs' AND NOT i.indisvalid",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0, "no INVALID index is left on jobs");
+    let claim_index: i64 = watch
+        .query_one(
+            "SELECT count(*) FROM pg_class WHERE relname = 'jobs_claim_idx'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(claim_index, 0, "the build that gave up left no index");
+}

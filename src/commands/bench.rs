@@ -23,6 +23,7 @@ pub fn run(ctx: &Ctx, args: &BenchArgs) -> Result<u8> {
         jobs: args.jobs,
         hold: args.hold,
         modes,
+        keep: args.keep,
     };
     // The bench writes only its scratch table (PostgreSQL) or a scratch
     // file (SQLite); the queue table need not exist.

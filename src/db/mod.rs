@@ -384,6 +384,9 @@ pub trait HeldLock: Send {}
 
 /// A scratch copy of the queue table, for the bench's workers.
 pub struct Scratch {
+    /// Where the copy is, as a user names it: the table (PostgreSQL,
+    /// MySQL/MariaDB) or the file (SQLite).
+    pub name: String,
     /// Opens a connection to the copy, for the given access.
     pub open: Box<dyn Fn(Access) -> Result<Box<dyn Backend + Send>> + Send + Sync>,
     /// Refreshes the planner's statistics of the copy once it is filled.

@@ -40,7 +40,7 @@ fn bench_mode<B: Backend + ?Sized>(
     request: &BenchRequest,
     mode: BenchMode,
 ) -> Result<BenchRun> {
-    let scratch = b.scratch()?;
+    let mut scratch = b.scratch()?;
     let mut setup = (scratch.open)(Access::Write)?;
     // Due a second ago by the database's clock: every job is ready.
     let now = setup.clock()? - chrono::Duration::seconds(1);
@@ -60,6 +60,10 @@ fn bench_mode<B: Backend + ?Sized>(
     let open = || (scratch.open)(Access::Write);
     let mut run = drain(&open, request.workers, request.jobs, request.hold, mode)?;
     run.missing = run.missing.max(audit(setup.as_mut())?);
+    if request.keep {
+        scratch.remove = None;
+        run.kept = Some(scratch.name.clone());
+    }
     Ok(run)
 }
 
@@ -225,5 +229,6 @@ fn bench_run(
         processed,
         duplicates,
         missing: jobs.saturating_sub(seen.len() as u64),
+        kept: None,
     }
 }

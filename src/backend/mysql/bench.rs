@@ -48,6 +48,7 @@ pub fn scratch(b: &mut MysqlBackend) -> Result<Scratch> {
         return Err(err);
     }
     Ok(Scratch {
+        name: scratch,
         open: Box::new(move |access| -> Result<Box<dyn Backend + Send>> {
             Ok(Box::new(MysqlBackend::open(
                 &target,

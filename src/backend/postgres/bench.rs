@@ -52,6 +52,7 @@ pub fn scratch(b: &mut PostgresBackend) -> Result<Scratch> {
         return Err(err);
     }
     Ok(Scratch {
+        name: scratch,
         open: Box::new(move |access| -> Result<Box<dyn Backend + Send>> {
             Ok(Box::new(PostgresBackend::open(
                 &target,

@@ -63,6 +63,7 @@ pub fn scratch(b: &mut SqliteBackend) -> Result<Scratch> {
         return Err(err);
     }
     Ok(Scratch {
+        name: path.display().to_string(),
         open: Box::new(move |access| -> Result<Box<dyn Backend + Send>> {
             Ok(Box::new(SqliteBackend::open(
                 &target,
