@@ -803,6 +803,33 @@ fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
     }
 }
 
+/// Three jobs held by a worker that died an hour ago.
+fn three_stale_jobs(db: &MyDb) {
+    seeded(db, 3);
+    db.exec(
+        "UPDATE jobs SET status = 'running', locked_by = 'dead', attempts = 1, \
+         locked_at = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, locked_until = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR",
+    );
+}
+
+/// A `qctl reap` waiting on the jobs table, which another session holds
+/// with LOCK TABLES: the holder, the running reap and its session's id.
+fn reap_waiting_on_a_table_lock(db: &MyDb) -> (mysql::Conn, std::process::Child, u64) {
+    let mut holder = db.conn();
+    holder.query_drop("LOCK TABLES jobs WRITE").unwrap();
+    let mut reap = db.cmd();
+    reap.args(["-d", &db.url, "--busy-timeout", "5m", "reap"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = reap.spawn().unwrap();
+    let mut id = None;
+    wait_until("reap to wait on the table lock", || {
+        id = session_of(db, "", "Waiting for table metadata lock");
+        id.is_some()
+    });
+    (holder, child, id.unwrap())
+}
+
 /// The connection id of the session of `db` whose statement starts with
 /// `statement`, once it is in the processlist in a state like `state`.
 fn session_of(db: &MyDb, statement: &str, state: &str) -> Option<u64> {
@@ -850,11 +877,7 @@ fn the_statement_timeout_stops_a_slow_read() {
 #[test]
 fn a_user_without_update_is_refused_reap_and_nothing_changes() {
     let db = MyDb::new();
-    seeded(&db, 3);
-    db.exec(
-        "UPDATE jobs SET status = 'running', locked_by = 'dead', attempts = 1, \
-         locked_at = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, locked_until = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR",
-    );
+    three_stale_jobs(&db);
     let user = format!("noupd_{}", &db.name[db.name.len().saturating_sub(20)..]);
     db.exec(&format!(
         "CREATE USER '{user}'@'%'; GRANT SELECT, INSERT, DELETE ON {}.jobs TO '{user}'@'%'",
@@ -876,25 +899,10 @@ fn a_user_without_update_is_refused_reap_and_nothing_changes() {
 #[test]
 fn a_connection_killed_mid_command_is_a_clear_error_and_changes_nothing() {
     let db = MyDb::new();
-    seeded(&db, 3);
-    db.exec(
-        "UPDATE jobs SET status = 'running', locked_by = 'dead', attempts = 1, \
-         locked_at = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, locked_until = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR",
-    );
+    three_stale_jobs(&db);
     let before = db.snapshot();
-    let mut holder = db.conn();
-    holder.query_drop("LOCK TABLES jobs WRITE").unwrap();
-    let mut reap = db.cmd();
-    reap.args(["-d", &db.url, "--busy-timeout", "5m", "reap"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let child = reap.spawn().unwrap();
-    let mut id = None;
-    wait_until("reap to wait on the table lock", || {
-        id = session_of(&db, "", "Waiting for table metadata lock");
-        id.is_some()
-    });
-    db.exec(&format!("KILL CONNECTION {}", id.unwrap()));
+    let (mut holder, child, id) = reap_waiting_on_a_table_lock(&db);
+    db.exec(&format!("KILL CONNECTION {id}"));
     let run = Run::from(child.wait_with_output().unwrap());
     holder.query_drop("UNLOCK TABLES").unwrap();
     assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
@@ -909,22 +917,9 @@ fn a_connection_killed_mid_command_is_a_clear_error_and_changes_nothing() {
 #[test]
 fn ctrl_c_stops_a_waiting_reap_with_130_and_changes_nothing() {
     let db = MyDb::new();
-    seeded(&db, 3);
-    db.exec(
-        "UPDATE jobs SET status = 'running', locked_by = 'dead', attempts = 1, \
-         locked_at = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, locked_until = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR",
-    );
+    three_stale_jobs(&db);
     let before = db.snapshot();
-    let mut holder = db.conn();
-    holder.query_drop("LOCK TABLES jobs WRITE").unwrap();
-    let mut reap = db.cmd();
-    reap.args(["-d", &db.url, "--busy-timeout", "5m", "reap"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let child = reap.spawn().unwrap();
-    wait_until("reap to wait on the table lock", || {
-        session_of(&db, "", "Waiting for table metadata lock").is_some()
-    });
+    let (mut holder, child, _) = reap_waiting_on_a_table_lock(&db);
     let sent = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
