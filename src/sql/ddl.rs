@@ -100,12 +100,19 @@ impl IndexSpec {
     }
 
     /// The index that serves reap, purge and stats: status, then the time
-    /// a finished job is dated by.
+    /// a finished job is dated by (where that time is picked by the state,
+    /// the done state's column: done jobs are the bulk of history).
     pub fn state(t: &QueueTable) -> Option<IndexSpec> {
         let mut columns = vec![t.q(Concept::Status)?];
-        if let Some(finished) = t.layout.finished_at_concept().and_then(|c| t.q(c)) {
-            columns.push(finished);
-        }
+        let done = match t.layout.statuses.all(Status::Done) {
+            [one] if t.layout.statuses.predicate(Status::Done).is_none() => Some(one.as_str()),
+            _ => None,
+        };
+        let finished = t.layout.finished_at_concept().and_then(|c| match done {
+            Some(done) => t.q_in_state(c, done),
+            None => t.q(c),
+        });
+        columns.extend(finished);
         Some(IndexSpec {
             name: t.dialect.index_name(&t.layout.table, "status_idx"),
             purpose: IndexPurpose::State,

@@ -145,6 +145,40 @@ pub struct QueueTable {
     select: std::sync::OnceLock<JobSelect>,
 }
 
+/// The column a simple `CASE <subject> WHEN '<value>' THEN <column> ...
+/// END` gives for `value`; `None` when the expression has any other shape
+/// (an ELSE, a branch that is not a bare column) or no branch for it.
+fn case_branch(expr: &str, subject: &str, value: &str) -> Option<Ident> {
+    let words: Vec<&str> = expr.split_whitespace().collect();
+    let (head, mut rest) = words.split_at_checked(2)?;
+    if !head[0].eq_ignore_ascii_case("CASE") || !head[1].eq_ignore_ascii_case(subject) {
+        return None;
+    }
+    let wanted = format!("'{}'", value.replace('\'', "''"));
+    let mut found = None;
+    loop {
+        match rest {
+            [when, literal, then, column, tail @ ..]
+                if when.eq_ignore_ascii_case("WHEN") && then.eq_ignore_ascii_case("THEN") =>
+            {
+                if !(literal.len() >= 2 && literal.starts_with('\'') && literal.ends_with('\'')) {
+                    return None;
+                }
+                if column.eq_ignore_ascii_case("NULL") {
+                    return None;
+                }
+                let column = Ident::new(column, "column").ok()?;
+                if found.is_none() && *literal == wanted {
+                    found = Some(column);
+                }
+                rest = tail;
+            }
+            [end] if end.eq_ignore_ascii_case("END") => return found,
+            _ => return None,
+        }
+    }
+}
+
 impl QueueTable {
     /// The table as `qctl init` creates it for this layout.
     pub fn planned(layout: &Layout, dialect: &'static Dialect) -> QueueTable {
@@ -349,6 +383,24 @@ impl QueueTable {
         }
     }
 
+    /// A concept's SQL for the rows of one stored state. Where the layout's
+    /// expression picks a column by the state (Oban's finished time, `CASE
+    /// state WHEN 'completed' THEN scheduled_at ... END`), the column that
+    /// state's branch names, so that an index on the column serves a
+    /// query over that state; otherwise the concept as [`Self::q`] gives it.
+    pub fn q_in_state(&self, concept: Concept, state: &str) -> Option<String> {
+        let status = self.col(Concept::Status)?;
+        let branch = self
+            .col(concept)?
+            .expr
+            .as_deref()
+            .and_then(|expr| case_branch(expr, status.name.as_str(), state));
+        match branch {
+            Some(column) => Some(self.dialect.ident(&column)),
+            None => self.q(concept),
+        }
+    }
+
     /// The quoted column of a concept every table has (id, status).
     pub fn must(&self, concept: Concept) -> String {
         self.q(concept)
@@ -429,5 +481,36 @@ fn expression_kind(concept: Concept, dialect: &Dialect) -> ColumnKind {
         ColumnKind::Time(dialect.default_time())
     } else {
         ColumnKind::Text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::case_branch;
+
+    const OBAN: &str = "CASE state WHEN 'completed' THEN scheduled_at WHEN 'discarded' THEN \
+                        discarded_at WHEN 'cancelled' THEN cancelled_at END";
+
+    #[test]
+    fn a_case_over_the_state_gives_each_states_column() {
+        let branch = |value| case_branch(OBAN, "state", value).map(|c| c.as_str().to_string());
+        assert_eq!(branch("completed").as_deref(), Some("scheduled_at"));
+        assert_eq!(branch("cancelled").as_deref(), Some("cancelled_at"));
+        assert_eq!(branch("executing"), None);
+    }
+
+    #[test]
+    fn any_other_shape_gives_nothing() {
+        for expr in [
+            "CASE status WHEN 'completed' THEN scheduled_at END",
+            "CASE state WHEN 'completed' THEN scheduled_at ELSE inserted_at END",
+            "CASE state WHEN 'completed' THEN now() END",
+            "CASE state WHEN 'completed' THEN NULL END",
+            "CASE WHEN state = 'completed' THEN scheduled_at END",
+            "CASE state WHEN completed THEN scheduled_at END",
+            "coalesce(finished_at, scheduled_at)",
+        ] {
+            assert_eq!(case_branch(expr, "state", "completed"), None, "{expr}");
+        }
     }
 }
