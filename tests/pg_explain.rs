@@ -740,3 +740,70 @@ fn an_index_build_stuck_behind_a_writer_gives_up_after_the_index_timeout() {
         .get(0);
     assert_eq!(claim_index, 0, "the build that gave up left no index");
 }
+
+/// Oban prunes `state = 'completed' AND scheduled_at < $1`, which its own
+/// index `(state, queue, priority, scheduled_at, id)` can only serve by
+/// walking every completed entry: the scheduled_at test happens inside the
+/// index, where EXPLAIN ANALYZE counts no row. The walk is found from the
+/// index pages read, and the index qctl suggests ends it.
+#[test]
+fn a_walk_inside_an_index_is_counted_from_its_pages() {
+    let db = PgDb::new();
+    load_fixture(&db, "oban");
+    let cols = "queue, worker, args, errors, attempt, max_attempts, inserted_at, scheduled_at, \
+                attempted_at, completed_at, attempted_by, discarded_at, priority, tags, meta, \
+                cancelled_at, state";
+    db.exec(&format!(
+        "INSERT INTO oban_jobs ({cols}) SELECT {cols} FROM (SELECT * FROM oban_jobs \
+         WHERE state = 'completed' LIMIT 1) f CROSS JOIN generate_series(1, 60000)"
+    ));
+    db.exec("VACUUM ANALYZE oban_jobs");
+    let purge = |db: &PgDb| {
+        let run = db.run(&[
+            "--layout",
+            "oban",
+            "--format",
+            "json",
+            "explain-claim",
+            "--query",
+            "purge",
+        ]);
+        let report = run.json();
+        (run.code, report["checks"][0].clone())
+    };
+    let (code, check) = purge(&db);
+    assert_eq!(code, 1, "{check}");
+    assert_eq!(
+        check["sql"],
+        "SELECT \"id\" FROM \"oban_jobs\" WHERE \"state\" = 'completed' AND \"scheduled_at\" < $1 LIMIT $2 FOR UPDATE SKIP LOCKED",
+        "purge tests the column the completed state is dated by, as Oban's pruner does"
+    );
+    let measured = &check["measure"];
+    let examined = measured["rows_examined"].as_u64().unwrap();
+    assert!(
+        (50_000..=80_000).contains(&examined) && measured["estimated"] == true,
+        "{measured}"
+    );
+    assert_eq!(measured["rows_returned"], 0, "{measured}");
+    assert!(
+        kinds(&{ serde_json::json!({ "checks": [check.clone()] }) }, 0)
+            .contains(&("history_walk".to_string(), "error".to_string())),
+        "{check}"
+    );
+    db.run(&[
+        "--layout",
+        "oban",
+        "explain-claim",
+        "--query",
+        "purge",
+        "--apply",
+    ])
+    .assert_ok();
+    let (code, check) = purge(&db);
+    assert_eq!(code, 0, "{check}");
+    let measured = &check["measure"];
+    assert!(
+        measured["rows_examined"].as_u64().unwrap() < 100 && measured["estimated"] == false,
+        "{measured}"
+    );
+}
