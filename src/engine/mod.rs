@@ -670,9 +670,16 @@ impl Pacer {
             // does not matter.
             let _ = b.others_active();
         }
+        // An adapting reap starts as if alone: the first reading comes
+        // after the first (small) batch.
+        let d = b.table().dialect;
         Pacer {
             size: request.batch_size,
-            pause: b.table().dialect.batch_pause,
+            pause: if request.adapt {
+                d.batch_pause_alone
+            } else {
+                d.batch_pause
+            },
             adapt: request.adapt,
         }
     }

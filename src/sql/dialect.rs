@@ -244,7 +244,7 @@ pub static SQLITE: Dialect = Dialect {
     batch_pause: 1.0,
     batch_shared: 250,
     batch_max: 16_000,
-    batch_pause_alone: 0.125,
+    batch_pause_alone: 0.0625,
     row_address: None,
     begin_read: "BEGIN",
     // The write lock up front: a deferred transaction that upgrades later

@@ -150,6 +150,9 @@ pub struct SqliteBackend {
     /// `PRAGMA data_version` when [`Session::others_active`] last read
     /// it: it changes when another connection commits.
     data_version: Option<i64>,
+    /// The connection's own `wal_autocheckpoint` while a batched command
+    /// has raised it.
+    checkpoint_pages: Option<i64>,
 }
 
 impl SqliteBackend {
@@ -210,6 +213,7 @@ impl SqliteBackend {
             table_exists: false,
             statement_timeout: options.statement_timeout,
             data_version: None,
+            checkpoint_pages: None,
         };
         backend
             .conn
@@ -583,6 +587,37 @@ impl Session for SqliteBackend {
         self.check_time_kinds(concept, status)
     }
 
+    /// A batched command (reap, purge) lets the WAL grow to 64 MiB before
+    /// its commits checkpoint it, instead of SQLite's 4 MiB: each
+    /// checkpoint and the restart of the WAL after it are file syncs, and
+    /// a page its batches write again and again is copied back once, as
+    /// one big statement's would be. At the end the connection's own
+    /// setting comes back and the WAL is checkpointed once, passively (no
+    /// reader is waited for).
+    fn batch_session(&mut self, on: bool) -> Result<()> {
+        const BATCH_CHECKPOINT_PAGES: i64 = 16_384;
+        if on {
+            let mode = self.query(&Stmt::plain("PRAGMA journal_mode"))?;
+            let wal = mode
+                .into_iter()
+                .flatten()
+                .next()
+                .and_then(Value::into_text)
+                .is_some_and(|mode| mode.eq_ignore_ascii_case("wal"));
+            let pages = self.scalar("PRAGMA wal_autocheckpoint")?;
+            if wal && pages > 0 && pages < BATCH_CHECKPOINT_PAGES {
+                self.run_batch(&format!(
+                    "PRAGMA wal_autocheckpoint = {BATCH_CHECKPOINT_PAGES}"
+                ))?;
+                self.checkpoint_pages = Some(pages);
+            }
+        } else if let Some(pages) = self.checkpoint_pages.take() {
+            self.run_batch(&format!("PRAGMA wal_autocheckpoint = {pages}"))?;
+            self.run_batch("PRAGMA wal_checkpoint(PASSIVE)")?;
+        }
+        Ok(())
+    }
+
     fn others_active(&mut self) -> Result<Option<bool>> {
         let version: i64 = self
             .conn
@@ -782,16 +817,19 @@ impl SqliteBackend {
         let state =
             crate::sql::queue::QueueSql::new(&self.table, chrono::Utc::now()).state_or_none(status);
         let table = self.table.table();
+        // SQLite orders numbers before text before blobs, in min() and
+        // max() as in ORDER BY: the least and the greatest show whether
+        // more than one kind is stored, in one pass over the state's jobs.
         let sql = format!(
-            "SELECT (SELECT typeof({column}) FROM {table} WHERE {state} AND {column} IS NOT NULL \
-             ORDER BY {column} LIMIT 1), (SELECT typeof({column}) FROM {table} WHERE {state} AND \
-             {column} IS NOT NULL ORDER BY {column} DESC LIMIT 1)"
+            "SELECT typeof(min({column})), typeof(max({column})) FROM {table} WHERE {state} \
+             AND {column} IS NOT NULL"
         );
         let row = self.query(&Stmt::plain(sql))?.into_iter().next();
         let kinds: Vec<String> = row
             .into_iter()
             .flatten()
             .filter_map(Value::into_text)
+            .filter(|kind| kind != "null")
             .collect();
         let repr = self.table.time_repr(concept);
         let expected = match repr {
