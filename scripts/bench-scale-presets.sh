@@ -14,7 +14,7 @@
 # Peak resident memory of each at 10M rows from /usr/bin/time (< 50 MB).
 #
 # Usage: bash scripts/bench-scale-presets.sh [SYSTEM...]
-#   SYSTEM             river oban pg-boss (default: all three)
+#   SYSTEM             river oban pg-boss solid_queue quartz (default: all five)
 #   SIZES              table sizes (default "1000000 10000000")
 #   QCTL               a qctl binary to measure (default: build target/release/qctl)
 #   ROUNDS             rounds per command (default 5)
@@ -28,7 +28,7 @@ export LC_ALL=C
 cd "$(dirname "$0")/.."
 
 systems=("$@")
-((${#systems[@]})) || systems=(river oban pg-boss)
+((${#systems[@]})) || systems=(river oban pg-boss solid_queue quartz)
 read -r -a sizes <<<"${SIZES:-1000000 10000000}"
 rounds=${ROUNDS:-5}
 pg=${QCTL_BENCH_SERVER:-host=127.0.0.1 port=5432 user=postgres}
@@ -51,19 +51,25 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The table holding the jobs and the filter of the finished row to copy.
+# The table holding the jobs, the filter of the finished row to copy, and
+# a column each copy must make unique (as COLUMN=EXPRESSION, {n} the
+# copy's number), separated by ';'. A Quartz job is a trigger: its finished
+# ones are COMPLETE triggers, keyed by name. A Solid Queue job's finished
+# row has no execution rows beside it.
 table_of() {
     case $1 in
-        river) echo "river_job|state = 'completed'" ;;
-        oban) echo "oban_jobs|state = 'completed'" ;;
-        pg-boss) echo "pgboss.job|state = 'completed'" ;;
+        river) echo "river_job;state = 'completed';" ;;
+        oban) echo "oban_jobs;state = 'completed';" ;;
+        pg-boss) echo "pgboss.job;state = 'completed';" ;;
+        solid_queue) echo "solid_queue_jobs;finished_at IS NOT NULL;active_job_id=gen_random_uuid()::text" ;;
+        quartz) echo "qrtz_triggers;trigger_state = 'COMPLETE';trigger_name=trigger_name || '-' || {n}" ;;
         *) echo "bench-scale-presets: no table known for $1" >&2; exit 2 ;;
     esac
 }
 
 build() { # system n
-    local s=$1 n=$2 db="${prefix}_${1//-/_}_$2" table filter cols rows have
-    IFS='|' read -r table filter <<<"$(table_of "$s")"
+    local s=$1 n=$2 db="${prefix}_${1//-/_}_$2" table filter unique cols picks rows have
+    IFS=';' read -r table filter unique <<<"$(table_of "$s")"
     psql_ postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
     psql_ "$db" -f "tests/fixtures/$s/schema.sql" >/dev/null
     psql_ "$db" -f "tests/fixtures/$s/rows.sql" >/dev/null
@@ -74,8 +80,12 @@ build() { # system n
     have=$(psql_ "$db" -Atc "SELECT count(*) FROM $table")
     while ((have < n)); do
         rows=$((n - have < 2000000 ? n - have : 2000000))
-        psql_ "$db" -c "INSERT INTO $table ($cols) SELECT $cols FROM (SELECT * FROM $table WHERE $filter LIMIT 1) f
-            CROSS JOIN generate_series(1, $rows)" >/dev/null
+        picks=$cols
+        if [[ -n $unique ]]; then
+            picks=$(sed -E "s/(^|, )${unique%%=*}(,|$)/\1${unique#*=} AS ${unique%%=*}\2/" <<<"$cols")
+        fi
+        psql_ "$db" -c "INSERT INTO $table ($cols) SELECT ${picks//\{n\}/(g.n + $have)} FROM (SELECT * FROM $table WHERE $filter LIMIT 1) f
+            CROSS JOIN generate_series(1, $rows) g(n)" >/dev/null
         have=$((have + rows))
     done
     psql_ "$db" -c "VACUUM ANALYZE" >/dev/null
