@@ -113,6 +113,20 @@ run_sql() { # backend size sql
     esac
 }
 
+# Prints one query's rows on one table's database.
+query_sql() { # backend size sql
+    case $1 in
+        sqlite) sqlite3 -separator ' ' "$bench_dir/$prefix-$2.db" "$3" ;;
+        postgres) psql_ "${prefix}_$2" -At -F ' ' -c "$3" ;;
+        mysql) "${mariadb[@]}" "${prefix}_$2" -e "$3" | tr '\t' ' ' ;;
+    esac
+}
+
+# The ids of each table's stale jobs, "first last" by "backend size": one
+# INSERT made them, so they are consecutive, but MySQL's AUTO_INCREMENT
+# leaves gaps between statements, so their place is read, not computed.
+declare -A stale_ids
+
 # A fresh `qctl init` table of n rows: history, then the live work.
 build() { # backend n
     local b=$1 n=$2 done=$(($2 - stale - ready - failed)) series ago worker queue
@@ -149,6 +163,7 @@ build() { # backend n
     done
     run_sql "$b" "$n" "INSERT INTO jobs (queue, status, payload, attempts, max_attempts, run_at, locked_by, locked_at, locked_until, created_at, updated_at)
         SELECT 'default', 'running', '{}', CASE WHEN i % 3 = 0 THEN 3 ELSE 1 END, 3, $(ago 3600), $worker, $(ago 3600), $(ago 1800), $(ago 3600), $(ago 3600) FROM $(series $stale) s"
+    stale_ids[$b $n]=$(query_sql "$b" "$n" "SELECT min(id), max(id) FROM jobs WHERE status = 'running'")
     run_sql "$b" "$n" "INSERT INTO jobs (queue, status, payload, run_at, created_at, updated_at)
         SELECT $queue, 'pending', '{}', $(ago 60), $(ago 60), $(ago 60) FROM $(series $ready) s"
     run_sql "$b" "$n" "INSERT INTO jobs (queue, status, payload, attempts, run_at, created_at, updated_at, last_error)
@@ -168,7 +183,8 @@ settle() {
 
 # The reaped jobs stale again (untimed), for the next round's reap.
 restale() { # backend n
-    local b=$1 n=$2 first=$(($2 - stale - ready - failed + 1)) last=$(($2 - ready - failed)) ago worker
+    local b=$1 n=$2 first last ago worker
+    read -r first last <<<"${stale_ids[$b $n]}"
     case $b in
         sqlite) ago() { echo "(unixepoch() - $1)"; }; worker="'dead-' || (id % 16)" ;;
         postgres) ago() { echo "(now() - interval '$1 seconds')"; }; worker="'dead-' || (id % 16)" ;;
