@@ -135,6 +135,12 @@ pub struct Dialect {
     /// `SELECT DISTINCT col` seeks from one value to the next in an index
     /// (MySQL's loose index scan); elsewhere a recursive query does.
     pub loose_index_scan: bool,
+    /// SQLite: without per-value statistics (STAT4 is not compiled in)
+    /// its planner takes every stored status as equally common, so it may
+    /// count 100,000 running jobs of a 1M-row table by reading all of it;
+    /// `likelihood()` tells it a backlog state is rare, and the state
+    /// index serves the count.
+    pub rare_state_hint: bool,
     /// How the server's clock is read and shifted, where the dialect
     /// reads it.
     server_time: &'static ServerTime,
@@ -228,6 +234,7 @@ pub static SQLITE: Dialect = Dialect {
     assignments_see_new_values: false,
     concat_function: false,
     loose_index_scan: false,
+    rare_state_hint: true,
     server_time: &POSTGRES_TIME,
     ddl: &DdlTypes {
         id: "INTEGER PRIMARY KEY",
@@ -289,6 +296,7 @@ pub static POSTGRES: Dialect = Dialect {
     assignments_see_new_values: false,
     concat_function: false,
     loose_index_scan: false,
+    rare_state_hint: false,
     server_time: &POSTGRES_TIME,
     ddl: &DdlTypes {
         id: "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
@@ -382,6 +390,7 @@ pub static MYSQL: Dialect = Dialect {
     assignments_see_new_values: true,
     concat_function: true,
     loose_index_scan: true,
+    rare_state_hint: false,
     server_time: &MYSQL_TIME,
     ddl: &DdlTypes {
         id: "BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY",
@@ -454,6 +463,11 @@ impl Dialect {
     }
 
     /// An identifier, quoted (validation keeps quotes out of it).
+    /// The character identifiers are quoted with.
+    pub fn quote(&self) -> char {
+        self.quote
+    }
+
     pub fn ident(&self, ident: &Ident) -> String {
         format!("{q}{}{q}", ident.as_str(), q = self.quote)
     }

@@ -1297,7 +1297,7 @@ impl<'t> QueueSql<'t> {
         let text = format!(
             "SELECT {queue}, count(*), {ready}, {oldest} FROM {table} WHERE {state} GROUP BY 1",
             queue = self.queue_expr(),
-            table = self.t.table(),
+            table = self.backlog_table(),
         );
         Some(self.stmt(&text, b))
     }
@@ -1325,9 +1325,10 @@ impl<'t> QueueSql<'t> {
             None => "NULL".into(),
         };
         let text = format!(
-            "SELECT {}, count(*), {stale} FROM {} WHERE {state} GROUP BY 1",
+            "SELECT {}, count(*), {stale} FROM {} WHERE {} GROUP BY 1",
             self.queue_expr(),
-            self.t.table()
+            self.backlog_table(),
+            self.rare(state),
         );
         Ok(Some(self.stmt(&text, b)))
     }
@@ -1335,11 +1336,40 @@ impl<'t> QueueSql<'t> {
     /// Jobs in a state per queue.
     pub fn state_counts(&self, status: Status) -> Option<Stmt> {
         let state = self.state(status)?;
+        // Finished history is the bulk of the table; the other states are
+        // the backlog.
+        let (table, state) = match status {
+            Status::Done => (self.t.table(), state),
+            _ => (self.backlog_table(), self.rare(state)),
+        };
         Some(Stmt::plain(format!(
-            "SELECT {}, count(*) FROM {} WHERE {state} GROUP BY 1",
+            "SELECT {}, count(*) FROM {table} WHERE {state} GROUP BY 1",
             self.queue_expr(),
-            self.t.table()
         )))
+    }
+
+    /// The table, told to read a backlog state through the state index
+    /// where the optimizer would not (see [`QueueTable::state_index`]).
+    fn backlog_table(&self) -> String {
+        match &self.t.state_index {
+            Some(index) => format!(
+                "{} FORCE INDEX ({q}{}{q})",
+                self.t.table(),
+                index.replace(self.d.quote(), &format!("{0}{0}", self.d.quote())),
+                q = self.d.quote()
+            ),
+            None => self.t.table(),
+        }
+    }
+
+    /// A backlog state's predicate, marked rare where the planner cannot
+    /// tell (see [`Dialect::rare_state_hint`]).
+    fn rare(&self, predicate: String) -> String {
+        if self.d.rare_state_hint {
+            format!("likelihood({predicate}, 0.001)")
+        } else {
+            predicate
+        }
     }
 
     /// Every distinct stored status, one index seek each (a loose index

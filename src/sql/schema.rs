@@ -140,6 +140,11 @@ pub struct QueueTable {
     /// The collation `init` gives the table's text (MySQL: the server's
     /// NO PAD binary one); None for the dialect's first choice.
     pub collation: Option<String>,
+    /// MySQL: an index led by the status column (by the queue next, where
+    /// one is), which counts of a backlog state are told to use: its
+    /// optimizer reads the whole table rather than look up a state that
+    /// holds a tenth of the rows.
+    pub state_index: Option<String>,
     /// The select list of a whole job, built on first use: a worker that
     /// claims in a loop should not rebuild it for every job.
     select: std::sync::OnceLock<JobSelect>,
@@ -224,6 +229,7 @@ impl QueueTable {
             partitioned: false,
             partitions: Vec::new(),
             collation: None,
+            state_index: None,
             select: std::sync::OnceLock::new(),
         }
     }
@@ -311,6 +317,7 @@ impl QueueTable {
             partitioned: false,
             partitions: Vec::new(),
             collation: None,
+            state_index: None,
             select: std::sync::OnceLock::new(),
         })
     }

@@ -404,19 +404,27 @@ impl MysqlBackend {
             );
         }
         let indexes = Stmt {
-            sql: "SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS \
-                  WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?"
+            sql: "SELECT INDEX_NAME, GROUP_CONCAT(COALESCE(COLUMN_NAME, '?') \
+                  ORDER BY SEQ_IN_INDEX SEPARATOR '\t') FROM information_schema.STATISTICS \
+                  WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? GROUP BY INDEX_NAME ORDER BY 1"
                 .into(),
             binds: vec![
                 Bind::Text(schema),
                 Bind::Text(table.layout.table.name.to_string()),
             ],
         };
-        self.indexes = self
+        let indexes: Vec<(String, Vec<String>)> = self
             .query(&indexes)?
             .into_iter()
-            .filter_map(|r| r.into_iter().next().and_then(Value::into_text))
+            .filter_map(|row| {
+                let mut row = row.into_iter();
+                let name = row.next()?.into_text()?;
+                let keys = row.next()?.into_text()?;
+                Some((name, keys.split('\t').map(str::to_string).collect()))
+            })
             .collect();
+        table.state_index = state_index(&table, &indexes);
+        self.indexes = indexes.into_iter().map(|(name, _)| name).collect();
         self.table = table;
         Ok(())
     }
@@ -648,6 +656,32 @@ impl Session for MysqlBackend {
     fn clock(&mut self) -> Result<DateTime<Utc>> {
         self.server_clock()
     }
+}
+
+/// The index backlog counts read a state through: one led by the status
+/// column, by the queue next where one is. None where states are told by
+/// predicates, which such an index may not serve.
+fn state_index(table: &QueueTable, indexes: &[(String, Vec<String>)]) -> Option<String> {
+    if table.layout.statuses.has_predicates() {
+        return None;
+    }
+    let column = |concept| {
+        table
+            .col(concept)
+            .filter(|c| c.expr.is_none())
+            .map(|c| c.name.as_str().to_ascii_lowercase())
+    };
+    let status = column(Concept::Status)?;
+    let queue = column(Concept::Queue);
+    let key = |keys: &[String], i: usize| keys.get(i).map(|k| k.to_ascii_lowercase());
+    let led: Vec<&(String, Vec<String>)> = indexes
+        .iter()
+        .filter(|(_, keys)| key(keys, 0) == Some(status.clone()))
+        .collect();
+    led.iter()
+        .find(|(_, keys)| queue.is_some() && key(keys, 1) == queue)
+        .or(led.first())
+        .map(|(name, _)| name.clone())
 }
 
 impl Schema for MysqlBackend {
