@@ -723,9 +723,14 @@ impl Render for ExplainReport {
                         .iter()
                         .map(|(k, v)| format!("{k} {v}"))
                         .collect();
+                    let counters = if counters.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; {}", counters.join(", "))
+                    };
                     let _ = writeln!(
                         out,
-                        "  rows_examined: {about}{} for {} returned ({:.0} per row, budget {}{}; {})",
+                        "  rows_examined: {about}{} for {} returned ({:.0} per row, budget {}{}{})",
                         thousands(m.measured.rows_examined as i64),
                         thousands(m.measured.rows_returned as i64),
                         m.per_row,
@@ -737,7 +742,7 @@ impl Render for ExplainReport {
                         } else {
                             ""
                         },
-                        counters.join(", ")
+                        counters
                     );
                 }
                 None => {

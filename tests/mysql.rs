@@ -730,8 +730,6 @@ fn locks_list_user_locks_held_and_awaited() {
     assert_eq!(got, Some(1));
 }
 
-/// A measured run MariaDB's max_statement_time stops still says how far
-/// it got: at least the rows its handler counters saw it read.
 #[test]
 fn an_application_claim_with_a_cast_is_measured_as_written() {
     // Quartz's acquire query on MariaDB compares with CAST(...): the read
@@ -757,6 +755,8 @@ fn an_application_claim_with_a_cast_is_measured_as_written() {
     assert_eq!(check["measure"]["rows_returned"], 1, "{report}");
 }
 
+/// A measured run MariaDB's max_statement_time stops still says how far
+/// it got: at least the rows its handler counters saw it read.
 #[test]
 fn a_run_stopped_by_the_statement_timeout_reports_at_least_what_it_read() {
     let db = MyDb::new();
@@ -979,4 +979,40 @@ fn stats_counts_a_big_backlog_through_the_state_index() {
         .unwrap()["running"]
         .clone();
     assert_eq!(emails, 10_000);
+}
+
+/// With no index on the status, counting the pending jobs (the budget's
+/// backlog) is a full scan too: when the statement timeout stops that
+/// count, explain-claim still reports, its budget without the backlog,
+/// instead of failing.
+#[test]
+fn a_backlog_count_the_statement_timeout_stops_leaves_the_report_standing() {
+    let db = MyDb::new();
+    seeded(&db, 1);
+    db.exec(
+        "DROP INDEX jobs_claim_idx ON jobs; DROP INDEX jobs_status_idx ON jobs;
+         INSERT INTO jobs (status, payload) SELECT 'done', '1' FROM seq_1_to_300000;
+         ANALYZE TABLE jobs",
+    );
+    let run = db.run(&[
+        "--statement-timeout",
+        "20ms",
+        "--format",
+        "json",
+        "explain-claim",
+    ]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let report = run.json();
+    assert!(
+        report["notes"]
+            .to_string()
+            .contains("counting the pending jobs outlasted the statement timeout"),
+        "{report}"
+    );
+    assert!(
+        report["checks"][0]["findings"]
+            .to_string()
+            .contains("full_scan"),
+        "{report}"
+    );
 }

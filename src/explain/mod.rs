@@ -559,12 +559,18 @@ pub fn derived_index(t: &crate::sql::schema::QueueTable, read_sql: &str) -> Opti
     })
 }
 
-/// How many rows a state holds (in the claim's queue, when given).
-fn backlog<B: Backend + ?Sized>(b: &mut B, state: Status, queue: Option<&str>) -> Result<u64> {
+/// How many rows a state holds (in the claim's queue, when given); None
+/// when counting them outlasted the statement timeout (no index serves the
+/// state on a big table).
+fn backlog<B: Backend + ?Sized>(
+    b: &mut B,
+    state: Status,
+    queue: Option<&str>,
+) -> Result<Option<u64>> {
     let stmt = {
         let q = QueueSql::new(b.table(), chrono::Utc::now());
         let Some(filter) = q.state(state) else {
-            return Ok(0);
+            return Ok(Some(0));
         };
         let mut binds = crate::sql::Binds::default();
         let queue = match queue {
@@ -579,8 +585,11 @@ fn backlog<B: Backend + ?Sized>(b: &mut B, state: Status, queue: Option<&str>) -
         );
         Stmt::new(b.table().dialect, &text, binds)
     };
-    let rows = in_tx(b, TxMode::Read, true, |b| b.query(&stmt))?;
-    Ok(first_int(&rows).max(0) as u64)
+    match in_tx(b, TxMode::Read, true, |b| b.query(&stmt)) {
+        Ok(rows) => Ok(Some(first_int(&rows).max(0) as u64)),
+        Err(err) if QctlError::is_statement_timeout(&err) => Ok(None),
+        Err(err) => Err(err),
+    }
 }
 
 /// An error's message on one line, without the cause chain's repeats.
@@ -721,7 +730,8 @@ fn side_tables<B: Backend + ?Sized>(
         if rows <= SIDE_TABLE_ROWS {
             excused.push(at);
             notes.push(format!(
-                "the {query} check reads all of {table}, a table beside the queue: {rows} rows                  {how}, under the {SIDE_TABLE_ROWS} a scan may read before it is a finding"
+                "the {query} check reads all of {table}, a table beside the queue: {rows} rows \
+                 {how}, under the {SIDE_TABLE_ROWS} a scan may read before it is a finding"
             ));
         }
     }
@@ -788,10 +798,22 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
             },
         };
         let (backlog_here, backlog_all) = match sample.state {
-            Some(state) => (
-                backlog(b, state, request.queue.as_deref())?,
-                backlog(b, state, None)?,
-            ),
+            Some(state) => {
+                let here = backlog(b, state, request.queue.as_deref())?;
+                let all = match here {
+                    Some(_) => backlog(b, state, None)?,
+                    None => None,
+                };
+                if all.is_none() {
+                    notes.push(format!(
+                        "counting the {} jobs outlasted the statement timeout: the {} check's \
+                         budget leaves them out",
+                        state.name(),
+                        target.name()
+                    ));
+                }
+                (here.unwrap_or(0), all.unwrap_or(0))
+            }
             None => (0, 0),
         };
         let mut measured = match &sample.read {
