@@ -761,7 +761,7 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
             q.running_counts(request.stale)?,
             q.state_counts(Status::Failed),
             q.state_counts(Status::Cancelled),
-            q.distinct_statuses(),
+            (!q.every_value_claimed()).then(|| q.distinct_statuses()),
             q.oldest_concept(),
         )
     };
@@ -857,7 +857,8 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
         // counted one by one, so nothing stored is ever dropped silently.
         // Told by predicates, the rows none matches are counted at once.
         let unmapped: Vec<(Option<String>, Stmt)> = match &distinct {
-            Some(distinct) => {
+            None => Vec::new(),
+            Some(Some(distinct)) => {
                 let mut values: Vec<Option<String>> = b
                     .query(distinct)?
                     .into_iter()
@@ -874,7 +875,7 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
                     })
                     .collect()
             }
-            None => vec![(
+            Some(None) => vec![(
                 Some("(no state matches)".to_string()),
                 QueueSql::new(b.table(), now).unmatched_counts(),
             )],

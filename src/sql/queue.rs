@@ -1372,6 +1372,21 @@ impl<'t> QueueSql<'t> {
         }
     }
 
+    /// Whether no stored row can be in a value no state claims: a NOT NULL
+    /// enum status whose every label a state claims. Then nothing needs
+    /// reading to find one (pg-boss has no index led by its state: the
+    /// loose scan would read the whole table at each step).
+    pub fn every_value_claimed(&self) -> bool {
+        let statuses = &self.t.layout.statuses;
+        let (Some(labels), Some(status)) = (&self.t.status_labels, self.t.col(Concept::Status))
+        else {
+            return false;
+        };
+        !statuses.has_predicates()
+            && !status.nullable
+            && labels.iter().all(|l| statuses.mapped().any(|m| m == l))
+    }
+
     /// Every distinct stored status, one index seek each (a loose index
     /// scan): the way to find values no state claims without reading the
     /// whole table. `None` where states are told by predicates.
@@ -1379,6 +1394,7 @@ impl<'t> QueueSql<'t> {
         if self.t.layout.statuses.has_predicates() {
             return None;
         }
+
         let (s, t) = (self.status_col()?, self.t.table());
         if self.d.loose_index_scan {
             return Some(Stmt::plain(format!(

@@ -145,6 +145,9 @@ pub struct QueueTable {
     /// optimizer reads the whole table rather than look up a state that
     /// holds a tenth of the rows.
     pub state_index: Option<String>,
+    /// PostgreSQL: every value the status column can hold (its enum
+    /// type's labels), where the catalog says.
+    pub status_labels: Option<Vec<String>>,
     /// The select list of a whole job, built on first use: a worker that
     /// claims in a loop should not rebuild it for every job.
     select: std::sync::OnceLock<JobSelect>,
@@ -230,6 +233,7 @@ impl QueueTable {
             partitions: Vec::new(),
             collation: None,
             state_index: None,
+            status_labels: None,
             select: std::sync::OnceLock::new(),
         }
     }
@@ -318,6 +322,7 @@ impl QueueTable {
             partitions: Vec::new(),
             collation: None,
             state_index: None,
+            status_labels: None,
             select: std::sync::OnceLock::new(),
         })
     }

@@ -239,6 +239,7 @@ impl PostgresBackend {
             );
             if !labels.is_empty() {
                 table.layout.statuses.keep_only(&labels);
+                table.status_labels = Some(labels);
             }
         }
         self.cx.preset = crate::db::preset_note(&table.layout);
