@@ -828,3 +828,39 @@ fn stats_looks_for_unclaimed_states_only_where_one_can_exist() {
     run.assert_ok();
     assert!(run.stderr.contains("qctl_v"), "{}", run.stderr);
 }
+
+/// A layout told by predicates (Solid Queue) finds the rows no state
+/// matches by reading the whole table: on a table big enough for its
+/// finished jobs to be estimated that read is left to --exact, and stats
+/// says so.
+#[test]
+fn rows_no_predicate_matches_are_looked_for_on_a_big_table_only_with_exact() {
+    let db = PgDb::new();
+    load_fixture(&db, "solid_queue");
+    let cols = "queue_name, class_name, arguments, priority, active_job_id, scheduled_at, \
+                finished_at, concurrency_key, created_at, updated_at";
+    db.exec(&format!(
+        "INSERT INTO solid_queue_jobs ({cols}) SELECT {cols} FROM (SELECT * FROM solid_queue_jobs \
+         WHERE finished_at IS NOT NULL LIMIT 1) f CROSS JOIN generate_series(1, 250000);
+         INSERT INTO solid_queue_jobs (queue_name, class_name, created_at, updated_at) \
+         VALUES ('default', 'Orphan', now(), now())"
+    ));
+    db.exec("VACUUM ANALYZE");
+    let stats = |args: &[&str]| {
+        let mut all = vec!["--layout", "solid_queue", "--format", "json", "stats"];
+        all.extend_from_slice(args);
+        let run = db.run(&all);
+        run.assert_ok();
+        run.json()
+    };
+    let quick = stats(&[]);
+    assert_eq!(quick["total"]["other"], 0, "{quick}");
+    assert!(
+        quick["notes"]
+            .to_string()
+            .contains("rows no state matches are not looked for"),
+        "{quick}"
+    );
+    let exact = stats(&["--exact"]);
+    assert_eq!(exact["total"]["other"], 1, "{exact}");
+}

@@ -855,7 +855,10 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
         }
         // Values no state claims: found with a loose index scan, then
         // counted one by one, so nothing stored is ever dropped silently.
-        // Told by predicates, the rows none matches are counted at once.
+        // Told by predicates, the rows none matches are counted at once:
+        // a read of the whole table, so on a table big enough for the
+        // finished jobs to be estimated it is left to --exact (below).
+        let matched_by_predicates = matches!(distinct, Some(None));
         let unmapped: Vec<(Option<String>, Stmt)> = match &distinct {
             None => Vec::new(),
             Some(Some(distinct)) => {
@@ -875,29 +878,47 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
                     })
                     .collect()
             }
-            Some(None) => vec![(
-                Some("(no state matches)".to_string()),
-                QueueSql::new(b.table(), now).unmatched_counts(),
-            )],
+            Some(None) => Vec::new(),
         };
-        for (value, stmt) in unmapped {
-            for row in b.query(&stmt)? {
-                let mut row = row.into_iter();
-                let queue = row.next().and_then(Value::into_text);
-                let n = row.next().and_then(|v| v.as_i64()).unwrap_or(0);
-                let counts = entry(&mut by_queue, queue, &blank);
-                counts.other += n;
-                *counts
-                    .other_values
-                    .entry(value.clone().unwrap_or_else(|| "null".into()))
-                    .or_default() += n;
+        let count_unmapped = |b: &mut B,
+                              unmapped: Vec<(Option<String>, Stmt)>,
+                              by_queue: &mut BTreeMap<Option<String>, Counts>|
+         -> Result<()> {
+            for (value, stmt) in unmapped {
+                for row in b.query(&stmt)? {
+                    let mut row = row.into_iter();
+                    let queue = row.next().and_then(Value::into_text);
+                    let n = row.next().and_then(|v| v.as_i64()).unwrap_or(0);
+                    let counts = entry(by_queue, queue, &blank);
+                    counts.other += n;
+                    *counts
+                        .other_values
+                        .entry(value.clone().unwrap_or_else(|| "null".into()))
+                        .or_default() += n;
+                }
             }
-        }
+            Ok(())
+        };
+        count_unmapped(b, unmapped, &mut by_queue)?;
         let not_done: i64 = by_queue
             .values()
             .map(|c| c.pending + c.running + c.failed + c.cancelled + c.other)
             .sum();
-        let done = done_counts(b, exact, not_done)?;
+        let mut done = done_counts(b, exact, not_done)?;
+        if matched_by_predicates {
+            if done.estimated {
+                done.note = Some(match done.note.take() {
+                    Some(note) => format!("{note}; rows no state matches are not looked for (--exact looks)"),
+                    None => "rows no state matches are not looked for on a table this big (--exact looks)".to_string(),
+                });
+            } else {
+                let unmatched = vec![(
+                    Some("(no state matches)".to_string()),
+                    QueueSql::new(b.table(), now).unmatched_counts(),
+                )];
+                count_unmapped(b, unmatched, &mut by_queue)?;
+            }
+        }
         Ok((by_queue, done, history))
     })?;
     let mut by_queue = by_queue;
