@@ -22,7 +22,6 @@ usage:
   worker.py enqueue  --db URL --keys k1,k2 [--fail-first k2]
   worker.py jobs     --db URL
 """
-import argparse
 import json
 import os
 import signal
@@ -33,6 +32,9 @@ import time
 import uuid
 
 import psycopg
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from worker_cli import parse_worker_args  # noqa: E402
 
 JOB = "QctlRoundTripJob"
 FAILING_JOB = "QctlRoundTripFailingJob"  # raises on its first run; retry_on_unhandled_error false: discarded
@@ -139,15 +141,7 @@ def perform(a, conn, side, pid, job):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("cmd", choices=["run", "enqueue", "jobs"])
-    p.add_argument("--db", required=True)
-    p.add_argument("--version", default="v4.19.2", choices=["v4.19.2"])
-    p.add_argument("--name", default="w")
-    p.add_argument("--sleep", type=float, default=0.3)
-    p.add_argument("--keys", default="")
-    p.add_argument("--fail-first", default="")
-    a = p.parse_args()
+    a = parse_worker_args("v4.19.2", ["v4.19.2"])
     if a.cmd == "run":
         return run(a)
     conn = psycopg.connect(a.db, autocommit=True)

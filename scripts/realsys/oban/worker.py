@@ -22,16 +22,19 @@ usage:
   worker.py enqueue  --db URL --version v2.23.1 --keys k1,k2 [--fail-first k2]
   worker.py jobs     --db URL --version v2.23.1
 """
-import argparse
 import datetime
 import json
 import os
 import signal
 import socket
+import sys
 import time
 import uuid
 
 import psycopg
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from worker_cli import parse_worker_args  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -102,15 +105,7 @@ def run(a):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("cmd", choices=["run", "enqueue", "jobs"])
-    p.add_argument("--db", required=True)
-    p.add_argument("--version", default="v2.23.1", choices=sorted(VERSIONS))
-    p.add_argument("--name", default="w")
-    p.add_argument("--sleep", type=float, default=0.3)
-    p.add_argument("--keys", default="")
-    p.add_argument("--fail-first", default="")
-    a = p.parse_args()
+    a = parse_worker_args("v2.23.1", VERSIONS)
     if a.cmd == "run":
         return run(a)
     conn = psycopg.connect(a.db, autocommit=True, cursor_factory=psycopg.RawCursor)

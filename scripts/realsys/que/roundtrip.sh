@@ -9,22 +9,11 @@
 # exits 0 only when every check passed. Leaves no worker running.
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
-REPO="$(cd "$HERE/../../.." && pwd)"
-DB_URL="${1:?usage: roundtrip.sh DB_URL [VERSION]}"
-VERSION="${2:-v2.4.1}"
-CACHE="${QCTL_REALSYS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/qctl-realsys}"
-if [ -z "${QCTL:-}" ]; then
-  if [ -x "$REPO/target/release/qctl" ]; then QCTL="$REPO/target/release/qctl"; else QCTL="$REPO/target/debug/qctl"; fi
-fi
+SYSTEM=que
+DEFAULT_VERSION=v2.4.1
+. "$HERE/../lib/roundtrip.sh"
 case "$DB_URL" in
   postgres:*|postgresql:*) ;;
   *) echo "roundtrip que $VERSION ${DB_URL%%:*}: FAIL (Que runs on PostgreSQL only)"; exit 2;;
 esac
-if ! "$HERE/install.sh" "$VERSION" >/dev/null; then
-  echo "roundtrip que $VERSION postgres: FAIL (install.sh failed)"; exit 1
-fi
-"$CACHE/que/venv/bin/python" "$HERE/roundtrip.py" --db "$DB_URL" --version "$VERSION" --qctl "$QCTL" \
-  --logdir "$CACHE/logs"
-rc=$?
-if [ $rc -gt 1 ]; then echo "roundtrip que $VERSION postgres: FAIL (setup error, exit $rc)"; fi
-exit $rc
+run_roundtrip postgres

@@ -9,24 +9,13 @@
 # exits 0 only when every check passed. Leaves no worker running.
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
-REPO="$(cd "$HERE/../../.." && pwd)"
-DB_URL="${1:?usage: roundtrip.sh DB_URL [VERSION]}"
-VERSION="${2:-v0.43.0}"
-CACHE="${QCTL_REALSYS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/qctl-realsys}"
-if [ -z "${QCTL:-}" ]; then
-  if [ -x "$REPO/target/release/qctl" ]; then QCTL="$REPO/target/release/qctl"; else QCTL="$REPO/target/debug/qctl"; fi
-fi
+SYSTEM=river
+DEFAULT_VERSION=v0.43.0
+. "$HERE/../lib/roundtrip.sh"
 case "$DB_URL" in
   postgres:*|postgresql:*) DB=postgres ;;
   sqlite:*) DB=sqlite
     [ "$VERSION" = v0.43.0 ] || { echo "roundtrip river $VERSION sqlite: FAIL (on SQLite this round trip plays River v0.43.0's SQLite driver only)"; exit 2; } ;;
   *) echo "roundtrip river $VERSION ${DB_URL%%:*}: FAIL (runs on PostgreSQL or SQLite)"; exit 2;;
 esac
-if ! "$HERE/install.sh" "$VERSION" >/dev/null; then
-  echo "roundtrip river $VERSION $DB: FAIL (install.sh failed)"; exit 1
-fi
-"$CACHE/river/venv/bin/python" "$HERE/roundtrip.py" --db "$DB_URL" --version "$VERSION" --qctl "$QCTL" \
-  --logdir "$CACHE/logs"
-rc=$?
-if [ $rc -gt 1 ]; then echo "roundtrip river $VERSION $DB: FAIL (setup error, exit $rc)"; fi
-exit $rc
+run_roundtrip "$DB"

@@ -24,7 +24,6 @@ usage:
   worker.py enqueue  --db URL --version v0.43.0 --keys k1,k2 [--fail-first k2]
   worker.py jobs     --db URL --version v0.43.0
 """
-import argparse
 import datetime
 import json
 import os
@@ -39,6 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 from realsys_db import connect, now_utc  # noqa: E402
+from worker_cli import parse_worker_args  # noqa: E402
 # release -> its fixture (main-line migration level)
 VERSIONS = {"v0.43.0": "m07", "v0.9.0": "m04"}
 KIND = "qctl_round_trip"
@@ -305,15 +305,7 @@ def run(a):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("cmd", choices=["run", "enqueue", "jobs"])
-    p.add_argument("--db", required=True)
-    p.add_argument("--version", default="v0.43.0", choices=sorted(VERSIONS))
-    p.add_argument("--name", default="w")
-    p.add_argument("--sleep", type=float, default=0.3)
-    p.add_argument("--keys", default="")
-    p.add_argument("--fail-first", default="")
-    a = p.parse_args()
+    a = parse_worker_args("v0.43.0", VERSIONS)
     if a.cmd == "run":
         return run(a)
     if a.db.startswith("sqlite:"):

@@ -24,7 +24,6 @@ usage:
   worker.py enqueue  --db URL --keys k1,k2 [--fail-first k2]
   worker.py jobs     --db URL
 """
-import argparse
 import json
 import os
 import signal
@@ -36,6 +35,7 @@ import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from realsys_db import connect  # noqa: E402
+from worker_cli import parse_worker_args  # noqa: E402
 
 JOB = "QctlRoundTripJob"
 FAILING_JOB = "QctlRoundTripFailingJob"  # raises on its first run (no retry_on): a failed execution
@@ -131,15 +131,7 @@ def perform(a, conn, side, job_id):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("cmd", choices=["run", "enqueue", "jobs"])
-    p.add_argument("--db", required=True)
-    p.add_argument("--version", default="v1.5.0", choices=["v1.5.0"])
-    p.add_argument("--name", default="w")
-    p.add_argument("--sleep", type=float, default=0.3)
-    p.add_argument("--keys", default="")
-    p.add_argument("--fail-first", default="")
-    a = p.parse_args()
+    a = parse_worker_args("v1.5.0", ["v1.5.0"])
     if a.cmd == "run":
         return run(a)
     conn = connect(a.db)
