@@ -253,6 +253,15 @@ impl StatusValues {
         self.predicates[status as usize].as_deref()
     }
 
+    /// The one stored value a state is, where it is told by no predicate
+    /// and has exactly one value.
+    pub fn single_value(&self, status: Status) -> Option<&str> {
+        match self.all(status) {
+            [one] if self.predicate(status).is_none() => Some(one),
+            _ => None,
+        }
+    }
+
     /// Whether any state is told by a predicate.
     pub fn has_predicates(&self) -> bool {
         self.predicates.iter().any(Option::is_some)

@@ -104,10 +104,7 @@ impl IndexSpec {
     /// the done state's column: done jobs are the bulk of history).
     pub fn state(t: &QueueTable) -> Option<IndexSpec> {
         let mut columns = vec![t.q(Concept::Status)?];
-        let done = match t.layout.statuses.all(Status::Done) {
-            [one] if t.layout.statuses.predicate(Status::Done).is_none() => Some(one.as_str()),
-            _ => None,
-        };
+        let done = t.layout.statuses.single_value(Status::Done);
         let finished = t.layout.finished_at_concept().and_then(|c| match done {
             Some(done) => t.q_in_state(c, done),
             None => t.q(c),

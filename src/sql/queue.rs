@@ -1186,15 +1186,13 @@ impl<'t> QueueSql<'t> {
         let queue = self.queue_filter(request.queue.as_deref(), b)?;
         // One stored state: its own column where the finished time is
         // picked by the state, so an index on that column serves purge.
-        let statuses = &self.t.layout.statuses;
-        let finished = match (
-            statuses.predicate(request.status),
-            statuses.all(request.status),
-        ) {
-            (None, [one]) => self.t.q_in_state(concept, one),
-            _ => None,
-        }
-        .unwrap_or_else(|| self.t.must(concept));
+        let finished = self
+            .t
+            .layout
+            .statuses
+            .single_value(request.status)
+            .and_then(|value| self.t.q_in_state(concept, value))
+            .unwrap_or_else(|| self.t.must(concept));
         Ok(format!("{state} AND {finished} < {cutoff}{queue}"))
     }
 
@@ -1394,7 +1392,6 @@ impl<'t> QueueSql<'t> {
         if self.t.layout.statuses.has_predicates() {
             return None;
         }
-
         let (s, t) = (self.status_col()?, self.t.table());
         if self.d.loose_index_scan {
             return Some(Stmt::plain(format!(
