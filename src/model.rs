@@ -263,6 +263,7 @@ impl Stats {
             },
             has_cancelled: false,
             has_queue_column: false,
+            unmatched_not_looked_for: false,
             notes: Vec::new(),
         }
     }
@@ -285,6 +286,10 @@ pub struct Stats {
     /// without one still have a series to show).
     #[serde(skip)]
     pub has_queue_column: bool,
+    /// The rows no state's predicate matches were not looked for (a big
+    /// table told by predicates, without --exact); a note says so.
+    #[serde(skip)]
+    pub unmatched_not_looked_for: bool,
     /// What the reader should know about these numbers (a stale estimate).
     pub notes: Vec<String>,
 }

@@ -863,4 +863,19 @@ fn rows_no_predicate_matches_are_looked_for_on_a_big_table_only_with_exact() {
     );
     let exact = stats(&["--exact"]);
     assert_eq!(exact["total"]["other"], 1, "{exact}");
+    // doctor says it under its unknown-status check, not as a warning.
+    let doctor = db.run(&["--layout", "solid_queue", "doctor"]);
+    assert!(
+        doctor
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("ok") && l.contains("unknown status") && l.contains("--exact")),
+        "{}",
+        doctor.stdout
+    );
+    assert!(
+        !doctor.stdout.contains("warn statistics"),
+        "{}",
+        doctor.stdout
+    );
 }

@@ -210,7 +210,21 @@ fn queue_checks<B: Backend + ?Sized>(
             ),
         });
     }
-    for note in &stats.notes {
+    if stats.unmatched_not_looked_for {
+        checks.push(Check {
+            name: "unknown status",
+            status: CheckStatus::Ok,
+            detail: "rows no state matches not looked for on a table this big: qctl stats \
+                     --exact looks"
+                .into(),
+        });
+    }
+    // Notes on the numbers' estimates; the one above is said by its check.
+    for note in stats
+        .notes
+        .iter()
+        .filter(|note| note.as_str() != crate::engine::UNMATCHED_NOT_LOOKED_FOR)
+    {
         checks.push(Check {
             name: "statistics",
             status: CheckStatus::Warning,

@@ -761,7 +761,7 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
             q.running_counts(request.stale)?,
             q.state_counts(Status::Failed),
             q.state_counts(Status::Cancelled),
-            (!q.every_value_claimed()).then(|| q.distinct_statuses()),
+            Unclaimed::of(&q),
             q.oldest_concept(),
         )
     };
@@ -774,7 +774,7 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
         .map(String::from)
         .collect();
     let exact = request.exact;
-    let (by_queue, done, history) = in_tx(b, TxMode::Read, true, |b| {
+    let (by_queue, done, history, unmatched_skipped) = in_tx(b, TxMode::Read, true, |b| {
         let mut by_queue: BTreeMap<Option<String>, Counts> = BTreeMap::new();
         let clock = b.clock()?;
         fn entry<'m>(
@@ -858,10 +858,9 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
         // Told by predicates, the rows none matches are counted at once:
         // a read of the whole table, so on a table big enough for the
         // finished jobs to be estimated it is left to --exact (below).
-        let matched_by_predicates = matches!(distinct, Some(None));
         let unmapped: Vec<(Option<String>, Stmt)> = match &distinct {
-            None => Vec::new(),
-            Some(Some(distinct)) => {
+            Unclaimed::NoneCanExist | Unclaimed::Unmatched => Vec::new(),
+            Unclaimed::Values(distinct) => {
                 let mut values: Vec<Option<String>> = b
                     .query(distinct)?
                     .into_iter()
@@ -878,7 +877,6 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
                     })
                     .collect()
             }
-            Some(None) => Vec::new(),
         };
         let count_unmapped = |b: &mut B,
                               unmapped: Vec<(Option<String>, Stmt)>,
@@ -904,22 +902,16 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
             .values()
             .map(|c| c.pending + c.running + c.failed + c.cancelled + c.other)
             .sum();
-        let mut done = done_counts(b, exact, not_done)?;
-        if matched_by_predicates {
-            if done.estimated {
-                done.note = Some(match done.note.take() {
-                    Some(note) => format!("{note}; rows no state matches are not looked for (--exact looks)"),
-                    None => "rows no state matches are not looked for on a table this big (--exact looks)".to_string(),
-                });
-            } else {
-                let unmatched = vec![(
-                    Some("(no state matches)".to_string()),
-                    QueueSql::new(b.table(), now).unmatched_counts(),
-                )];
-                count_unmapped(b, unmatched, &mut by_queue)?;
-            }
+        let done = done_counts(b, exact, not_done)?;
+        let unmatched_skipped = matches!(distinct, Unclaimed::Unmatched) && done.estimated;
+        if matches!(distinct, Unclaimed::Unmatched) && !unmatched_skipped {
+            let unmatched = vec![(
+                Some("(no state matches)".to_string()),
+                QueueSql::new(b.table(), now).unmatched_counts(),
+            )];
+            count_unmapped(b, unmatched, &mut by_queue)?;
         }
-        Ok((by_queue, done, history))
+        Ok((by_queue, done, history, unmatched_skipped))
     })?;
     let mut by_queue = by_queue;
     for (queue, n) in done.by_queue {
@@ -945,6 +937,10 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
         || b.table().layout.history_counts.is_some();
     stats.has_queue_column = b.table().layout.column(Concept::Queue).is_some();
     stats.notes.extend(done.note);
+    if unmatched_skipped {
+        stats.unmatched_not_looked_for = true;
+        stats.notes.push(UNMATCHED_NOT_LOOKED_FOR.to_string());
+    }
     // A system with no stale state (its running jobs hold session locks
     // that die with their worker: Que, GoodJob): none is stale, ever.
     if request.stale.is_none() && never_stale(&b.table().layout) {
@@ -956,6 +952,33 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
     }
     Ok(stats)
 }
+
+/// How stats finds jobs no state claims.
+enum Unclaimed {
+    /// None can exist (a NOT NULL enum status whose every label a state
+    /// claims): nothing to read.
+    NoneCanExist,
+    /// The distinct stored values (a loose index scan), then each value
+    /// no state claims counted.
+    Values(Stmt),
+    /// States told by predicates: the rows none matches, counted at once
+    /// (a read of the whole table, left to --exact on a big one).
+    Unmatched,
+}
+
+impl Unclaimed {
+    fn of(q: &QueueSql<'_>) -> Unclaimed {
+        if q.every_value_claimed() {
+            return Unclaimed::NoneCanExist;
+        }
+        q.distinct_statuses()
+            .map_or(Unclaimed::Unmatched, Unclaimed::Values)
+    }
+}
+
+/// The note of a stats that left the rows no state matches to --exact.
+pub const UNMATCHED_NOT_LOOKED_FOR: &str =
+    "rows no state matches are not looked for on a table this big (--exact looks)";
 
 /// Finished jobs per queue, inside the caller's read transaction: exact
 /// on a small table or with `exact`; else the backend's sample of a big
