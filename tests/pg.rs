@@ -625,6 +625,34 @@ fn reading_commands_cannot_write() {
     );
 }
 
+/// qctl's statements are short; a JIT compile of one the planner costs
+/// high (counting 100,000 stale jobs among 10M rows) took longer than
+/// the statement itself, so every session turns it off.
+#[test]
+fn sessions_turn_jit_off() {
+    use qctl::db::{Access, ConnectOptions};
+    let db = PgDb::new();
+    ready(&db, 1);
+    let target = qctl::backend::Target::parse(&db.url).unwrap();
+    let layout = qctl::presets::own("default").unwrap();
+    let mut backend = target
+        .open(&layout, &ConnectOptions::new(Access::Read))
+        .expect("connect");
+    let jit = backend
+        .query(&qctl::sql::Stmt::plain("SELECT current_setting('jit')"))
+        .unwrap();
+    assert_eq!(qctl::db::first_text(jit).as_deref(), Some("off"));
+    let server_default: String = db
+        .client()
+        .query_one("SELECT current_setting('jit')", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        server_default, "on",
+        "the server's own default is left alone"
+    );
+}
+
 #[test]
 fn libpq_environment_fills_the_url() {
     let db = PgDb::new();

@@ -157,10 +157,16 @@ impl PostgresBackend {
             options.access,
             Access::Read | Access::Print | Access::Inspect
         );
+        // qctl's statements are short by design; JIT compiling one that
+        // the planner costs high (an index scan of 100,000 stale jobs in a
+        // 10M-row table) takes longer than running it. `jit` exists from
+        // PostgreSQL 11: set through pg_settings, an older server is left
+        // as it is.
         let setup = format!(
             "SET TimeZone = 'UTC'; SET statement_timeout = {}; SET lock_timeout = {}; \
              SET default_transaction_isolation = 'read committed'; \
-             SET default_transaction_read_only = {}",
+             SET default_transaction_read_only = {}; \
+             SELECT set_config(name, 'off', false) FROM pg_settings WHERE name = 'jit'",
             options.statement_timeout.as_millis(),
             lock_timeout_ms(options.busy_timeout),
             if read_only { "on" } else { "off" }
