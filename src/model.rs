@@ -225,13 +225,13 @@ pub struct QueueCounts {
 }
 
 impl Stats {
-    /// The document from per-queue counts: the total, and `done` marked
-    /// estimated everywhere when it was.
+    /// The document from per-queue counts: the total, and the `estimated`
+    /// states marked so everywhere.
     pub fn from_queues(
         backend: &'static str,
         table: String,
         by_queue: std::collections::BTreeMap<Option<String>, Counts>,
-        done_estimated: bool,
+        estimated: &[&'static str],
         stale: Option<StaleRule>,
     ) -> Stats {
         let mut total = Counts {
@@ -241,15 +241,15 @@ impl Stats {
         let queues = by_queue
             .into_iter()
             .map(|(queue, mut counts)| {
-                if done_estimated {
-                    counts.estimated.push("done");
-                }
+                counts.estimated.extend(estimated);
                 total.add(&counts);
                 QueueCounts { queue, counts }
             })
             .collect();
-        if done_estimated && !total.estimated.contains(&"done") {
-            total.estimated.push("done");
+        for field in estimated {
+            if !total.estimated.contains(field) {
+                total.estimated.push(field);
+            }
         }
         Stats {
             backend,
@@ -378,8 +378,7 @@ impl Trend {
             .collect();
         Trend {
             seconds,
-            estimated: before.total.estimated.contains(&"done")
-                || after.total.estimated.contains(&"done"),
+            estimated: !before.total.estimated.is_empty() || !after.total.estimated.is_empty(),
             total: Rates::between(&before.total, &after.total, seconds),
             queues,
         }

@@ -131,11 +131,14 @@ fn counts_row(
     columns: StatsColumns,
     styles: &Styles,
 ) -> Vec<Cell> {
-    let done = if c.estimated.contains(&"done") {
-        format!("~{}", thousands(c.done))
-    } else {
-        thousands(c.done)
+    let estimate = |state: &str, n: i64| {
+        if c.estimated.contains(&state) {
+            format!("~{}", thousands(n))
+        } else {
+            thousands(n)
+        }
     };
+    let done = estimate("done", c.done);
     let mut row = vec![
         Cell::new(clean(label)),
         number(c.pending),
@@ -150,7 +153,7 @@ fn counts_row(
         alarm(c.failed, Color::Yellow, styles),
     ];
     if columns.cancelled {
-        row.push(number(c.cancelled));
+        row.push(Cell::new(estimate("cancelled", c.cancelled)).set_alignment(CellAlignment::Right));
     }
     if columns.other {
         row.push(alarm(c.other, Color::Yellow, styles));
@@ -361,7 +364,7 @@ fn stats_table(stats: &Stats, watch: Option<Option<&Trend>>, styles: &Styles) ->
             notes.push("stale: unknown without a lease column; pass --timeout".to_string())
         }
     }
-    if stats.total.estimated.contains(&"done") {
+    if !stats.total.estimated.is_empty() {
         notes.push("~ estimated; --exact counts".to_string());
     }
     if stats.total.other > 0 {

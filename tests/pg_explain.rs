@@ -879,3 +879,66 @@ fn rows_no_predicate_matches_are_looked_for_on_a_big_table_only_with_exact() {
         doctor.stdout
     );
 }
+
+/// pg-boss keeps cancelled jobs as history and no index of its covers
+/// them: counting them reads the whole table, so on a big table stats
+/// samples them with the finished jobs and says they are estimated;
+/// --exact counts them, and an index that serves the count makes it exact
+/// again.
+#[test]
+fn cancelled_jobs_no_index_serves_are_estimated_on_a_big_table() {
+    let db = PgDb::new();
+    load_fixture(&db, "pg-boss");
+    let cols: String = db
+        .client()
+        .query_one(
+            "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute \
+             WHERE attrelid = 'pgboss.job'::regclass AND attnum > 0 AND NOT attisdropped \
+             AND attname NOT IN ('id', 'state')",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    // 250,000 completed and 20,000 cancelled copies of the completed job,
+    // beside the fixture's one cancelled job.
+    db.exec(&format!(
+        "INSERT INTO pgboss.job ({cols}, state) SELECT {cols}, s::pgboss.job_state \
+         FROM (SELECT * FROM pgboss.job WHERE state = 'completed' LIMIT 1) f \
+         CROSS JOIN (SELECT CASE WHEN i <= 20000 THEN 'cancelled' ELSE 'completed' END AS s \
+                     FROM generate_series(1, 270000) i) g"
+    ));
+    db.exec("VACUUM ANALYZE");
+    let stats = |args: &[&str]| {
+        let mut all = vec!["--layout", "pg-boss", "--format", "json", "stats"];
+        all.extend_from_slice(args);
+        let run = db.run(&all);
+        run.assert_ok();
+        run.json()
+    };
+    let quick = stats(&[]);
+    assert_eq!(
+        quick["total"]["estimated"],
+        serde_json::json!(["done", "cancelled"]),
+        "{quick}"
+    );
+    // A block sample of about 20,000 rows: about 1,500 of them cancelled.
+    let cancelled = quick["total"]["cancelled"].as_i64().unwrap();
+    assert!((10_000..30_000).contains(&cancelled), "{quick}");
+    let exact = stats(&["--exact"]);
+    assert_eq!(exact["total"]["cancelled"], 20_001, "{exact}");
+    assert_eq!(exact["total"]["estimated"], serde_json::json!([]));
+    // The table view marks the estimate.
+    let table = db.run(&["--layout", "pg-boss", "stats"]);
+    let total = table.stdout.lines().find(|l| l.contains("total")).unwrap();
+    assert_eq!(total.matches('~').count(), 2, "{}", table.stdout);
+    // With an index that serves the count, it is exact again.
+    db.exec("CREATE INDEX job_cancelled ON pgboss.job (name) WHERE state = 'cancelled'");
+    db.exec("VACUUM ANALYZE");
+    let indexed = stats(&[]);
+    assert_eq!(
+        indexed["total"]["estimated"],
+        serde_json::json!(["done"]),
+        "{indexed}"
+    );
+    assert_eq!(indexed["total"]["cancelled"], 20_001, "{indexed}");
+}

@@ -272,9 +272,11 @@ pub trait Bulk {
     ) -> Result<EnqueueOutcome>;
     fn table_size(&mut self) -> Result<TableSize>;
     /// On a table too big to count finished jobs in every `stats`: the
-    /// table's rows and a sample of finished jobs per queue (`done` is
-    /// the finished state's filter). None counts them exactly.
-    fn done_sample(&mut self, _done: &str) -> Result<Option<DoneSample>> {
+    /// table's rows and a sample of the finished jobs per state and queue
+    /// (`finished` holds each sampled state's filter: done, and any other
+    /// state whose exact count would read the whole table). None counts
+    /// them exactly.
+    fn finished_sample(&mut self, _finished: &[String]) -> Result<Option<FinishedSample>> {
         Ok(None)
     }
 }
@@ -291,6 +293,12 @@ pub trait Planner {
     /// parameter number, with the type the server infers where it does.
     /// Fails when the database cannot prepare the statement.
     fn describe_params(&mut self, sql: &str) -> Result<Vec<Option<String>>>;
+    /// Whether the planner costs a statement about as dear as reading the
+    /// whole table: a count no index serves. False where the backend does
+    /// not tell.
+    fn reads_whole_table(&mut self, _stmt: &Stmt) -> Result<bool> {
+        Ok(false)
+    }
     /// Runs a read part (a SELECT without locking clause) once in a
     /// transaction that rolls back, and counts its work; `forced` with
     /// sequential scans discouraged, `with_plan` keeping the analyzed plan.
@@ -414,20 +422,36 @@ pub fn scratch_name() -> String {
 }
 
 /// What a backend samples of a big table's finished jobs.
-pub struct DoneSample {
+pub struct FinishedSample {
     /// About how many rows the table holds.
     pub rows: f64,
-    /// Finished jobs per queue among the sampled rows.
-    pub by_queue: Vec<(Option<String>, i64)>,
+    /// Finished jobs among the sampled rows, per sampled state (its place
+    /// in the filters asked for) and queue.
+    pub by_state: Vec<(usize, Option<String>, i64)>,
     /// Why the estimate may be off, when the backend knows.
     pub note: Option<String>,
 }
 
+/// The expression that tells which of `filters` a row matches first, by
+/// its place (NULL for none): what a finished sample groups by.
+pub fn which_filter(filters: &[String]) -> String {
+    let arms: String = filters
+        .iter()
+        .enumerate()
+        .map(|(i, f)| format!(" WHEN {f} THEN {i}"))
+        .collect();
+    format!("CASE{arms} END")
+}
+
 /// Finished jobs: exact, or what the backend estimates on a big table.
 #[derive(Debug, Default)]
-pub struct DoneCounts {
-    pub by_queue: Vec<(Option<String>, i64)>,
-    pub estimated: bool,
+pub struct FinishedCounts {
+    pub done: Vec<(Option<String>, i64)>,
+    /// Cancelled jobs, where they were counted with the finished ones
+    /// (their own count would read the whole table).
+    pub cancelled: Vec<(Option<String>, i64)>,
+    /// The states whose counts are estimates.
+    pub estimated: Vec<&'static str>,
     /// Why the estimate may be off, when the backend knows.
     pub note: Option<String>,
 }

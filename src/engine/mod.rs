@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 pub mod bench;
 pub mod doctor;
 
-use crate::db::{Backend, DoneCounts, TxMode, first_int, in_tx};
+use crate::db::{Backend, FinishedCounts, TxMode, first_int, in_tx};
 use crate::error::QctlError;
 use crate::layout::{Concept, Status};
 use crate::model::{
@@ -808,8 +808,19 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
                 counts.stale = counts.stale.map(|_| stale);
             }
         }
+        // A cancelled count no index serves reads the whole table (pg-boss
+        // keeps cancelled jobs as history, and no index of its covers
+        // them): it is counted with the finished jobs, estimated on a big
+        // table.
+        let cancelled_with_done = match &cancelled {
+            Some(stmt) if !exact => b.reads_whole_table(stmt)?,
+            _ => false,
+        };
         for (stmt, field) in [(&failed, 0), (&cancelled, 1)] {
             let Some(stmt) = stmt else { continue };
+            if field == 1 && cancelled_with_done {
+                continue;
+            }
             for row in b.query(stmt)? {
                 let mut row = row.into_iter();
                 let queue = row.next().and_then(Value::into_text);
@@ -902,8 +913,10 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
             .values()
             .map(|c| c.pending + c.running + c.failed + c.cancelled + c.other)
             .sum();
-        let done = done_counts(b, exact, not_done)?;
-        let unmatched_skipped = matches!(distinct, Unclaimed::Unmatched) && done.estimated;
+        let with_done = cancelled.as_ref().filter(|_| cancelled_with_done);
+        let done = finished_counts(b, exact, not_done, with_done)?;
+        let unmatched_skipped =
+            matches!(distinct, Unclaimed::Unmatched) && done.estimated.contains(&"done");
         if matches!(distinct, Unclaimed::Unmatched) && !unmatched_skipped {
             let unmatched = vec![(
                 Some("(no state matches)".to_string()),
@@ -914,8 +927,14 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
         Ok((by_queue, done, history, unmatched_skipped))
     })?;
     let mut by_queue = by_queue;
-    for (queue, n) in done.by_queue {
+    for (queue, n) in done.done {
         by_queue.entry(queue).or_insert_with(|| blank.clone()).done = n;
+    }
+    for (queue, n) in done.cancelled {
+        by_queue
+            .entry(queue)
+            .or_insert_with(|| blank.clone())
+            .cancelled = n;
     }
     // After the sample's estimate, which counts only the table's rows.
     for (queue, state, n) in history {
@@ -930,7 +949,7 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
         b.name(),
         b.table().layout.table.to_string(),
         by_queue,
-        done.estimated,
+        &done.estimated,
         request.stale,
     );
     stats.has_cancelled = b.table().layout.statuses.has(Status::Cancelled)
@@ -983,54 +1002,94 @@ pub const UNMATCHED_NOT_LOOKED_FOR: &str =
 /// Finished jobs per queue, inside the caller's read transaction: exact
 /// on a small table or with `exact`; else the backend's sample of a big
 /// table's rows, less the exact count of every other state (`not_done`),
-/// split between queues as the sample splits them.
-fn done_counts<B: Backend + ?Sized>(b: &mut B, exact: bool, not_done: i64) -> Result<DoneCounts> {
-    let (exact_sql, done) = {
+/// split between queues as the sample splits them. `cancelled`, the count
+/// of cancelled jobs when it would read the whole table, is counted (or
+/// sampled) with them.
+fn finished_counts<B: Backend + ?Sized>(
+    b: &mut B,
+    exact: bool,
+    not_done: i64,
+    cancelled: Option<&Stmt>,
+) -> Result<FinishedCounts> {
+    let (exact_sql, done, cancelled_filter) = {
         let q = sql(b);
-        (q.state_counts(Status::Done), q.state(Status::Done))
+        (
+            q.state_counts(Status::Done),
+            q.state(Status::Done),
+            q.state(Status::Cancelled),
+        )
     };
     let (Some(exact_sql), Some(done)) = (exact_sql, done) else {
-        return Ok(DoneCounts::default());
+        // Nothing is done: the cancelled jobs are counted, whatever that
+        // reads.
+        return Ok(FinishedCounts {
+            cancelled: match cancelled {
+                Some(stmt) => queue_counts(b.query(stmt)?),
+                None => Vec::new(),
+            },
+            ..FinishedCounts::default()
+        });
     };
-    let sample = if exact { None } else { b.done_sample(&done)? };
+    let mut filters = vec![done];
+    filters.extend(cancelled.and(cancelled_filter));
+    let sample = if exact {
+        None
+    } else {
+        b.finished_sample(&filters)?
+    };
     let Some(sample) = sample else {
-        let by_queue = b
-            .query(&exact_sql)?
-            .into_iter()
-            .map(|row| {
-                let mut row = row.into_iter();
-                (
-                    row.next().and_then(Value::into_text),
-                    row.next().and_then(|v| v.as_i64()).unwrap_or(0),
-                )
-            })
-            .collect();
-        return Ok(DoneCounts {
-            by_queue,
-            ..DoneCounts::default()
+        return Ok(FinishedCounts {
+            done: queue_counts(b.query(&exact_sql)?),
+            cancelled: match cancelled {
+                Some(stmt) => queue_counts(b.query(stmt)?),
+                None => Vec::new(),
+            },
+            ..FinishedCounts::default()
         });
     };
     let total = (sample.rows.round() as i64 - not_done).max(0);
-    let sampled: i64 = sample.by_queue.iter().map(|(_, n)| n).sum();
-    let by_queue = if sampled == 0 {
-        vec![(None, total)]
-    } else {
+    let sampled: i64 = sample.by_state.iter().map(|(_, _, n)| n).sum();
+    let share = |state: usize| -> Vec<(Option<String>, i64)> {
         sample
-            .by_queue
-            .into_iter()
-            .map(|(queue, n)| {
+            .by_state
+            .iter()
+            .filter(|(s, _, _)| *s == state)
+            .map(|(_, queue, n)| {
                 (
-                    queue,
-                    (total as f64 * n as f64 / sampled as f64).round() as i64,
+                    queue.clone(),
+                    (total as f64 * *n as f64 / sampled as f64).round() as i64,
                 )
             })
             .collect()
     };
-    Ok(DoneCounts {
-        by_queue,
-        estimated: true,
+    let (done, cancelled_counts) = if sampled == 0 {
+        (vec![(None, total)], Vec::new())
+    } else {
+        (share(0), share(1))
+    };
+    let mut estimated = vec!["done"];
+    if filters.len() > 1 {
+        estimated.push("cancelled");
+    }
+    Ok(FinishedCounts {
+        done,
+        cancelled: cancelled_counts,
+        estimated,
         note: sample.note,
     })
+}
+
+/// (queue, count) rows.
+fn queue_counts(rows: Vec<crate::sql::Row>) -> Vec<(Option<String>, i64)> {
+    rows.into_iter()
+        .map(|row| {
+            let mut row = row.into_iter();
+            (
+                row.next().and_then(Value::into_text),
+                row.next().and_then(|v| v.as_i64()).unwrap_or(0),
+            )
+        })
+        .collect()
 }
 
 fn age_seconds(now: DateTime<Utc>, then: DateTime<Utc>) -> f64 {

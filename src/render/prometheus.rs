@@ -117,7 +117,8 @@ impl Exposition {
 const JOBS: (&str, &str, Kind) = (
     "qctl_jobs",
     "Jobs by queue and state. pending = ready + scheduled; stale jobs are also counted as \
-     running; done may be an estimate (qctl_jobs_estimated); other counts stored statuses no \
+     running; done may be an estimate, and so may cancelled where no index serves \
+     its count (qctl_jobs_estimated); other counts stored statuses no \
      state of the layout claims.",
     Kind::Gauge,
 );

@@ -32,7 +32,7 @@ use mysql::prelude::Queryable;
 use self::connect::ConnInfo;
 use self::error::{ErrorContext, mysql_error};
 use crate::db::{
-    Access, Bulk, ConnectOptions, Diagnostics, DoneSample, HeldLock, IndexState, Plan, PlanHow,
+    Access, Bulk, ConnectOptions, Diagnostics, FinishedSample, HeldLock, IndexState, Plan, PlanHow,
     Planner, Schema, Scratch, Session, SqlLog, TableSize,
 };
 use crate::error::QctlError;
@@ -787,8 +787,8 @@ impl Bulk for MysqlBackend {
         stats::table_size(self)
     }
 
-    fn done_sample(&mut self, done: &str) -> Result<Option<DoneSample>> {
-        stats::done_sample(self, done)
+    fn finished_sample(&mut self, finished: &[String]) -> Result<Option<FinishedSample>> {
+        stats::finished_sample(self, finished)
     }
 }
 

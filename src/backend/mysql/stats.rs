@@ -7,7 +7,7 @@
 use anyhow::Result;
 
 use super::MysqlBackend;
-use crate::db::{DoneSample, Session, TableSize};
+use crate::db::{FinishedSample, Session, TableSize, which_filter};
 use crate::layout::Concept;
 use crate::sql::{Bind, Stmt, Value};
 
@@ -42,25 +42,28 @@ pub fn table_size(b: &mut MysqlBackend) -> Result<TableSize> {
     })
 }
 
-/// A big table's rows (InnoDB's estimate) and finished jobs per queue in
-/// a sample of primary-key slices spread over the table; None on a small
-/// table.
-pub fn done_sample(b: &mut MysqlBackend, done: &str) -> Result<Option<DoneSample>> {
+/// A big table's rows (InnoDB's estimate) and finished jobs per state and
+/// queue in a sample of primary-key slices spread over the table; None on
+/// a small table.
+pub fn finished_sample(
+    b: &mut MysqlBackend,
+    finished: &[String],
+) -> Result<Option<FinishedSample>> {
     let rows = table_rows(b)?;
     if rows <= EXACT_COUNT_LIMIT {
         return Ok(None);
     }
-    Ok(Some(DoneSample {
+    Ok(Some(FinishedSample {
         rows,
-        by_queue: sample(b, done)?,
+        by_state: sample(b, finished)?,
         note: None,
     }))
 }
 
-/// Finished jobs per queue among some 20,000 rows: twenty slices of an
-/// integer primary key spread from its lowest to its highest value (each a
-/// short range read), or the first rows otherwise.
-fn sample(b: &mut MysqlBackend, done_filter: &str) -> Result<Vec<(Option<String>, i64)>> {
+/// Finished jobs per state and queue among some 20,000 rows: twenty
+/// slices of an integer primary key spread from its lowest to its highest
+/// value (each a short range read), or the first rows otherwise.
+fn sample(b: &mut MysqlBackend, finished: &[String]) -> Result<Vec<(usize, Option<String>, i64)>> {
     const SLICES: i64 = 20;
     const WIDTH: i64 = 1000;
     let table = b.table.table();
@@ -69,10 +72,11 @@ fn sample(b: &mut MysqlBackend, done_filter: &str) -> Result<Vec<(Option<String>
         .table
         .q(Concept::Queue)
         .map_or("NULL".to_string(), |q| b.table.dialect.as_text(&q));
-    let mut counts: std::collections::BTreeMap<Option<String>, i64> = Default::default();
+    let state = which_filter(finished);
+    let mut counts: std::collections::BTreeMap<(usize, Option<String>), i64> = Default::default();
     let mut add = |rows: Vec<crate::sql::Row>| {
-        for (queue, n) in rows.into_iter().map(queue_count) {
-            *counts.entry(queue).or_default() += n;
+        for (state, queue, n) in rows.into_iter().map(state_queue_count) {
+            *counts.entry((state, queue)).or_default() += n;
         }
     };
     if b.table.id_is_integer() {
@@ -93,8 +97,8 @@ fn sample(b: &mut MysqlBackend, done_filter: &str) -> Result<Vec<(Option<String>
         while start <= high {
             let stmt = Stmt {
                 sql: format!(
-                    "SELECT {queue}, count(*) FROM {table} WHERE {id} BETWEEN ? AND ? \
-                     AND {done_filter} GROUP BY 1"
+                    "SELECT {queue}, {state}, count(*) FROM {table} WHERE {id} BETWEEN ? AND ? \
+                     AND {state} IS NOT NULL GROUP BY 1, 2"
                 ),
                 binds: vec![Bind::Int(start), Bind::Int(start + WIDTH - 1)],
             };
@@ -103,18 +107,25 @@ fn sample(b: &mut MysqlBackend, done_filter: &str) -> Result<Vec<(Option<String>
         }
     } else {
         add(b.query(&Stmt::plain(format!(
-            "SELECT {queue}, count(*) FROM (SELECT * FROM {table} LIMIT {}) s \
-             WHERE {done_filter} GROUP BY 1",
+            "SELECT {queue}, {state}, count(*) FROM (SELECT * FROM {table} LIMIT {}) s \
+             WHERE {state} IS NOT NULL GROUP BY 1, 2",
             SLICES * WIDTH
         )))?);
     }
-    Ok(counts.into_iter().collect())
+    Ok(counts
+        .into_iter()
+        .map(|((state, queue), n)| (state, queue, n))
+        .collect())
 }
 
-fn queue_count(row: Vec<Value>) -> (Option<String>, i64) {
+/// A sampled (queue, state, count) row as (state, queue, count).
+fn state_queue_count(row: Vec<Value>) -> (usize, Option<String>, i64) {
     let mut row = row.into_iter();
+    let queue = row.next().and_then(Value::into_text);
+    let state = row.next().and_then(|v| v.as_i64()).unwrap_or(0) as usize;
     (
-        row.next().and_then(Value::into_text),
+        state,
+        queue,
         row.next().and_then(|v| v.as_i64()).unwrap_or(0),
     )
 }

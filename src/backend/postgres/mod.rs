@@ -30,7 +30,7 @@ use self::connect::ConnInfo;
 use self::error::{ErrorContext, db_message, pg_error};
 use self::value::{PgBind, PgValue};
 use crate::db::{
-    Access, Bulk, ConnectOptions, Diagnostics, DoneSample, HeldLock, IndexState, Plan, PlanHow,
+    Access, Bulk, ConnectOptions, Diagnostics, FinishedSample, HeldLock, IndexState, Plan, PlanHow,
     Planner, Schema, Scratch, Session, SqlLog, TableSize, TxMode,
 };
 use crate::error::QctlError;
@@ -766,8 +766,8 @@ impl Bulk for PostgresBackend {
         stats::table_size(self)
     }
 
-    fn done_sample(&mut self, done: &str) -> Result<Option<DoneSample>> {
-        stats::done_sample(self, done)
+    fn finished_sample(&mut self, finished: &[String]) -> Result<Option<FinishedSample>> {
+        stats::finished_sample(self, finished)
     }
 }
 
@@ -782,6 +782,10 @@ impl Planner for PostgresBackend {
 
     fn describe_params(&mut self, sql: &str) -> Result<Vec<Option<String>>> {
         plan::describe_params(self, sql)
+    }
+
+    fn reads_whole_table(&mut self, stmt: &Stmt) -> Result<bool> {
+        plan::reads_whole_table(self, stmt)
     }
 
     fn measure(

@@ -154,6 +154,23 @@ pub fn describe_params(b: &mut PostgresBackend, sql: &str) -> Result<Vec<Option<
         .collect())
 }
 
+/// Whether the planner costs `stmt` at half or more of counting every row
+/// of the table: then no index narrows it (on a partitioned table, its
+/// leaves' scans together). Plans only; nothing runs.
+pub fn reads_whole_table(b: &mut PostgresBackend, stmt: &Stmt) -> Result<bool> {
+    let every_row = Stmt::plain(format!("SELECT count(*) FROM {}", b.table.table()));
+    let mut cost = |stmt: Stmt| -> Result<f64> {
+        let explain = Stmt {
+            sql: format!("EXPLAIN (FORMAT JSON) {}", stmt.sql),
+            binds: stmt.binds,
+        };
+        let doc = json_doc(b.query(&explain)?);
+        Ok(doc[0]["Plan"]["Total Cost"].as_f64().unwrap_or(0.0))
+    };
+    let whole = cost(every_row)?;
+    Ok(whole > 0.0 && cost(stmt.clone())? >= 0.5 * whole)
+}
+
 /// Runs a read part once with `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)`
 /// in a READ ONLY transaction that rolls back, under the statement
 /// timeout, and counts its work from the analyzed plan: rows each scan

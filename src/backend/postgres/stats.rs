@@ -6,7 +6,7 @@
 use anyhow::Result;
 
 use super::PostgresBackend;
-use crate::db::{DoneSample, Session, TableSize};
+use crate::db::{FinishedSample, Session, TableSize, which_filter};
 use crate::sql::{Bind, Stmt, Value};
 
 /// Below this many rows finished counts are exact.
@@ -76,9 +76,12 @@ pub fn table_size(b: &mut PostgresBackend) -> Result<TableSize> {
 }
 
 /// A big table's rows (the collector's live count) and finished jobs per
-/// queue in a block sample; None when the table is small, or its
-/// statistics are stale and it is small enough to count.
-pub fn done_sample(b: &mut PostgresBackend, done: &str) -> Result<Option<DoneSample>> {
+/// state and queue in a block sample; None when the table is small, or
+/// its statistics are stale and it is small enough to count.
+pub fn finished_sample(
+    b: &mut PostgresBackend,
+    finished: &[String],
+) -> Result<Option<FinishedSample>> {
     let sizes = sizes(b)?;
     // Statistics are stale when the table was never analyzed, or when
     // more than a tenth of it changed since (a bulk load with autovacuum
@@ -110,25 +113,31 @@ pub fn done_sample(b: &mut PostgresBackend, done: &str) -> Result<Option<DoneSam
         .q(crate::layout::Concept::Queue)
         .map_or("NULL::text".to_string(), |q| format!("{q}::text"));
     let sample_sql = format!(
-        "SELECT {queue}, count(*) FROM {} TABLESAMPLE SYSTEM ({percent}) WHERE {done} GROUP BY 1",
-        b.table.table()
+        "SELECT {queue}, {state}, count(*) FROM {} TABLESAMPLE SYSTEM ({percent}) \
+         WHERE {state} IS NOT NULL GROUP BY 1, 2",
+        b.table.table(),
+        state = which_filter(finished),
     );
-    let by_queue = b
+    let by_state = b
         .query(&Stmt::plain(sample_sql))?
         .into_iter()
-        .map(queue_count)
+        .map(state_queue_count)
         .collect();
-    Ok(Some(DoneSample {
+    Ok(Some(FinishedSample {
         rows,
-        by_queue,
+        by_state,
         note,
     }))
 }
 
-fn queue_count(row: Vec<Value>) -> (Option<String>, i64) {
+/// A sampled (queue, state, count) row as (state, queue, count).
+fn state_queue_count(row: Vec<Value>) -> (usize, Option<String>, i64) {
     let mut row = row.into_iter();
+    let queue = row.next().and_then(Value::into_text);
+    let state = row.next().and_then(|v| v.as_i64()).unwrap_or(0) as usize;
     (
-        row.next().and_then(Value::into_text),
+        state,
+        queue,
         row.next().and_then(|v| v.as_i64()).unwrap_or(0),
     )
 }

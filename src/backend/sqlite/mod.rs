@@ -22,7 +22,7 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, ErrorCode, OpenFlags, params_from_iter};
 
 use crate::db::{
-    Access, Bulk, ConnectOptions, Diagnostics, DoneSample, IndexState, Measured, Plan, PlanHow,
+    Access, Bulk, ConnectOptions, Diagnostics, FinishedSample, IndexState, Measured, Plan, PlanHow,
     Planner, Schema, Scratch, Session, SqlLog, TableSize, TxMode, first_int, in_tx,
 };
 use crate::error::QctlError;
@@ -744,8 +744,8 @@ impl Bulk for SqliteBackend {
         })
     }
 
-    fn done_sample(&mut self, done: &str) -> Result<Option<DoneSample>> {
-        stats::done_sample(self, done)
+    fn finished_sample(&mut self, finished: &[String]) -> Result<Option<FinishedSample>> {
+        stats::finished_sample(self, finished)
     }
 }
 

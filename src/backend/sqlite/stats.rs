@@ -5,7 +5,7 @@
 use anyhow::Result;
 
 use super::SqliteBackend;
-use crate::db::{DoneSample, Session, first_int};
+use crate::db::{FinishedSample, Session, first_int, which_filter};
 use crate::layout::Concept;
 use crate::sql::{Bind, Stmt, Value};
 
@@ -14,11 +14,15 @@ const EXACT_COUNT_LIMIT: i64 = 200_000;
 /// Random rowid probes behind a finished-count estimate.
 const ESTIMATE_PROBES: i64 = 4_000;
 
-/// A big table's rows and its finished jobs per queue, from random rowid
-/// probes: the share of live rows in the rowid range, and the split of
-/// finished jobs between queues (a dense id range gives an exact total).
-/// None on a small table, or one without rowids (WITHOUT ROWID): counted.
-pub fn done_sample(b: &mut SqliteBackend, done: &str) -> Result<Option<DoneSample>> {
+/// A big table's rows and its finished jobs per state and queue, from
+/// random rowid probes: the share of live rows in the rowid range, and
+/// the split of finished jobs between states and queues (a dense id range
+/// gives an exact total). None on a small table, or one without rowids
+/// (WITHOUT ROWID): counted.
+pub fn finished_sample(
+    b: &mut SqliteBackend,
+    finished: &[String],
+) -> Result<Option<FinishedSample>> {
     let Some((lo, hi)) = rowid_span(b).filter(|(lo, hi)| hi - lo + 1 > EXACT_COUNT_LIMIT) else {
         return Ok(None);
     };
@@ -30,33 +34,34 @@ pub fn done_sample(b: &mut SqliteBackend, done: &str) -> Result<Option<DoneSampl
     let sql = format!(
         "WITH RECURSIVE probe(n, r) AS (SELECT 1, ?1 + abs(random() % ?2) UNION ALL \
          SELECT n + 1, ?1 + abs(random() % ?2) FROM probe WHERE n < ?3) \
-         SELECT coalesce({done}, 0), {queue}, count(*) FROM probe JOIN {t} ON {t}.rowid = probe.r \
+         SELECT {state}, {queue}, count(*) FROM probe JOIN {t} ON {t}.rowid = probe.r \
          GROUP BY 1, 2",
         t = b.table.table(),
+        state = which_filter(finished),
     );
     let stmt = Stmt {
         sql,
         binds: vec![Bind::Int(lo), Bind::Int(width), Bind::Int(ESTIMATE_PROBES)],
     };
-    let hits: Vec<(bool, Option<String>, i64)> = b
+    // Every probed row, by the finished state it is in (None: another).
+    let hits: Vec<(Option<usize>, Option<String>, i64)> = b
         .query(&stmt)?
         .into_iter()
         .map(|row| {
             let mut row = row.into_iter();
             (
-                row.next().and_then(|v| v.as_bool()).unwrap_or(false),
+                row.next().and_then(|v| v.as_i64()).map(|i| i as usize),
                 row.next().and_then(Value::into_text),
                 row.next().and_then(|v| v.as_i64()).unwrap_or(0),
             )
         })
         .collect();
     let live: i64 = hits.iter().map(|(_, _, n)| n).sum();
-    Ok(Some(DoneSample {
+    Ok(Some(FinishedSample {
         rows: live as f64 * width as f64 / ESTIMATE_PROBES as f64,
-        by_queue: hits
+        by_state: hits
             .into_iter()
-            .filter(|(done, _, _)| *done)
-            .map(|(_, queue, n)| (queue, n))
+            .filter_map(|(state, queue, n)| Some((state?, queue, n)))
             .collect(),
         note: None,
     }))
