@@ -829,6 +829,15 @@ fn stats_looks_for_unclaimed_states_only_where_one_can_exist() {
     assert!(run.stderr.contains("qctl_v"), "{}", run.stderr);
 }
 
+/// `stats --format json` of a preset's table, with more arguments.
+fn layout_stats(db: &PgDb, layout: &str, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--layout", layout, "--format", "json", "stats"];
+    all.extend_from_slice(args);
+    let run = db.run(&all);
+    run.assert_ok();
+    run.json()
+}
+
 /// A layout told by predicates (Solid Queue) finds the rows no state
 /// matches by reading the whole table: on a table big enough for its
 /// finished jobs to be estimated that read is left to --exact, and stats
@@ -846,13 +855,7 @@ fn rows_no_predicate_matches_are_looked_for_on_a_big_table_only_with_exact() {
          VALUES ('default', 'Orphan', now(), now())"
     ));
     db.exec("VACUUM ANALYZE");
-    let stats = |args: &[&str]| {
-        let mut all = vec!["--layout", "solid_queue", "--format", "json", "stats"];
-        all.extend_from_slice(args);
-        let run = db.run(&all);
-        run.assert_ok();
-        run.json()
-    };
+    let stats = |args: &[&str]| layout_stats(&db, "solid_queue", args);
     let quick = stats(&[]);
     assert_eq!(quick["total"]["other"], 0, "{quick}");
     assert!(
@@ -908,13 +911,7 @@ fn cancelled_jobs_no_index_serves_are_estimated_on_a_big_table() {
                      FROM generate_series(1, 270000) i) g"
     ));
     db.exec("VACUUM ANALYZE");
-    let stats = |args: &[&str]| {
-        let mut all = vec!["--layout", "pg-boss", "--format", "json", "stats"];
-        all.extend_from_slice(args);
-        let run = db.run(&all);
-        run.assert_ok();
-        run.json()
-    };
+    let stats = |args: &[&str]| layout_stats(&db, "pg-boss", args);
     let quick = stats(&[]);
     assert_eq!(
         quick["total"]["estimated"],
