@@ -486,6 +486,10 @@ pub struct Layout {
     pub time: Option<TimeEncoding>,
     /// A NULL due time means due now (procrastinate), not never.
     pub null_due_is_now: bool,
+    /// Purge searches queue by queue (the queues from a loose index scan):
+    /// the system's index on the finish time is led by the queue
+    /// (pg-boss's `(name, completed_on)`).
+    pub purge_by_queue: bool,
     /// The claim order; empty means priority (when mapped), then due (or
     /// creation) time, then id.
     pub order: Vec<OrderTerm>,
@@ -596,6 +600,7 @@ impl Layout {
             attempts_counted: AttemptCounting::Claim,
             time: None,
             null_due_is_now: false,
+            purge_by_queue: false,
             order: Vec::new(),
             writes: Default::default(),
             complete_deletes: false,
@@ -788,6 +793,9 @@ impl Layout {
         if let Some(null_due_is_now) = overrides.null_due_is_now {
             self.null_due_is_now = null_due_is_now;
         }
+        if let Some(purge_by_queue) = overrides.purge_by_queue {
+            self.purge_by_queue = purge_by_queue;
+        }
         if let Some(order) = &overrides.order {
             self.order = order
                 .iter()
@@ -956,6 +964,9 @@ pub struct LayoutOverrides {
     pub time: Option<TimeEncoding>,
     /// A NULL due time means due now.
     pub null_due_is_now: Option<bool>,
+    /// Purge searches queue by queue: an index on the finish time is led
+    /// by the queue.
+    pub purge_by_queue: Option<bool>,
     /// The claim order: `["priority DESC", "run_at", "id"]`.
     pub order: Option<Vec<String>>,
     /// `update` (the default) or `delete`: what completing a job does.
@@ -1000,6 +1011,7 @@ impl LayoutOverrides {
             attempts_counted,
             time,
             null_due_is_now,
+            purge_by_queue,
             order,
             on_complete,
             predicates,
@@ -1039,6 +1051,7 @@ impl LayoutOverrides {
             && attempts_counted.is_none()
             && time.is_none()
             && null_due_is_now.is_none()
+            && purge_by_queue.is_none()
             && order.is_none()
             && on_complete.is_none()
             && writes.is_empty()

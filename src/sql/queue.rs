@@ -1183,7 +1183,13 @@ impl<'t> QueueSql<'t> {
             ))
         })?;
         let cutoff = self.time(concept, TimeExpr::At(request.cutoff), b);
-        let queue = self.queue_filter(request.queue.as_deref(), b)?;
+        let mut queue = self.queue_filter(request.queue.as_deref(), b)?;
+        if queue.is_empty()
+            && self.t.layout.purge_by_queue
+            && let Some(column) = self.t.q(Concept::Queue)
+        {
+            queue = format!(" AND {column} IN ({})", self.every_value(&column));
+        }
         // One stored state: its own column where the finished time is
         // picked by the state, so an index on that column serves purge.
         let finished = self
@@ -1405,6 +1411,20 @@ impl<'t> QueueSql<'t> {
              SELECT {} FROM qctl_v WHERE v IS NOT NULL",
             self.d.as_text("v")
         )))
+    }
+
+    /// Every distinct non-NULL value of a column, one index seek each (a
+    /// loose index scan of an index it leads), as a subquery.
+    fn every_value(&self, column: &str) -> String {
+        let t = self.t.table();
+        if self.d.loose_index_scan {
+            return format!("SELECT DISTINCT {column} FROM {t}");
+        }
+        format!(
+            "WITH RECURSIVE qctl_v(v) AS (SELECT min({column}) FROM {t} UNION ALL \
+             SELECT (SELECT min({column}) FROM {t} WHERE {column} > qctl_v.v) FROM qctl_v \
+             WHERE qctl_v.v IS NOT NULL) SELECT v FROM qctl_v WHERE v IS NOT NULL"
+        )
     }
 
     /// Jobs no state's predicate matches, per queue.
