@@ -59,7 +59,7 @@ def main():
     st = finish_leg(c, killed_key)
     retry_leg(c, st)
     # on Que, qctl stats may give stale as null as well as 0
-    audit_leg(c, killed_key, stale_may_be_null=True)
+    audit_leg(c, killed_key, stale_may_be_null=True, lock_race=True)
     purge_leg(c)
     after_purge_leg(c)
     apply_leg(c)
