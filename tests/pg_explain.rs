@@ -829,6 +829,20 @@ fn stats_looks_for_unclaimed_states_only_where_one_can_exist() {
     assert!(run.stderr.contains("qctl_v"), "{}", run.stderr);
 }
 
+/// A table's columns but `except`, quoted and comma-separated: what an
+/// INSERT ... SELECT copying its rows names.
+fn columns_but(db: &PgDb, table: &str, except: &[&str]) -> String {
+    db.client()
+        .query_one(
+            "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute \
+             WHERE attrelid = $1::text::regclass AND attnum > 0 AND NOT attisdropped \
+             AND NOT attname = ANY($2)",
+            &[&table, &except],
+        )
+        .unwrap()
+        .get(0)
+}
+
 /// `stats --format json` of a preset's table, with more arguments.
 fn layout_stats(db: &PgDb, layout: &str, args: &[&str]) -> serde_json::Value {
     let mut all = vec!["--layout", layout, "--format", "json", "stats"];
@@ -892,16 +906,7 @@ fn rows_no_predicate_matches_are_looked_for_on_a_big_table_only_with_exact() {
 fn cancelled_jobs_no_index_serves_are_estimated_on_a_big_table() {
     let db = PgDb::new();
     load_fixture(&db, "pg-boss");
-    let cols: String = db
-        .client()
-        .query_one(
-            "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute \
-             WHERE attrelid = 'pgboss.job'::regclass AND attnum > 0 AND NOT attisdropped \
-             AND attname NOT IN ('id', 'state')",
-            &[],
-        )
-        .unwrap()
-        .get(0);
+    let cols = columns_but(&db, "pgboss.job", &["id", "state"]);
     // 250,000 completed and 20,000 cancelled copies of the completed job,
     // beside the fixture's one cancelled job.
     db.exec(&format!(
@@ -948,16 +953,7 @@ fn cancelled_jobs_no_index_serves_are_estimated_on_a_big_table() {
 fn pg_boss_purge_searches_queue_by_queue() {
     let db = PgDb::new();
     load_fixture(&db, "pg-boss");
-    let cols: String = db
-        .client()
-        .query_one(
-            "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute \
-             WHERE attrelid = 'pgboss.job'::regclass AND attnum > 0 AND NOT attisdropped \
-             AND attname <> 'id'",
-            &[],
-        )
-        .unwrap()
-        .get(0);
+    let cols = columns_but(&db, "pgboss.job", &["id"]);
     db.exec(&format!(
         "INSERT INTO pgboss.job ({cols}) SELECT {cols} \
          FROM (SELECT * FROM pgboss.job WHERE state = 'completed' LIMIT 1) f \
