@@ -774,7 +774,7 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
         .map(String::from)
         .collect();
     let exact = request.exact;
-    let (by_queue, done, history, unmatched_skipped) = in_tx(b, TxMode::Read, true, |b| {
+    let (by_queue, finished, history, unmatched_skipped) = in_tx(b, TxMode::Read, true, |b| {
         let mut by_queue: BTreeMap<Option<String>, Counts> = BTreeMap::new();
         let clock = b.clock()?;
         fn entry<'m>(
@@ -914,9 +914,9 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
             .map(|c| c.pending + c.running + c.failed + c.cancelled + c.other)
             .sum();
         let with_done = cancelled.as_ref().filter(|_| cancelled_with_done);
-        let done = finished_counts(b, exact, not_done, with_done)?;
+        let finished = finished_counts(b, exact, not_done, with_done)?;
         let unmatched_skipped =
-            matches!(distinct, Unclaimed::Unmatched) && done.estimated.contains(&"done");
+            matches!(distinct, Unclaimed::Unmatched) && finished.estimated.contains(&"done");
         if matches!(distinct, Unclaimed::Unmatched) && !unmatched_skipped {
             let unmatched = vec![(
                 Some("(no state matches)".to_string()),
@@ -924,13 +924,13 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
             )];
             count_unmapped(b, unmatched, &mut by_queue)?;
         }
-        Ok((by_queue, done, history, unmatched_skipped))
+        Ok((by_queue, finished, history, unmatched_skipped))
     })?;
     let mut by_queue = by_queue;
-    for (queue, n) in done.done {
+    for (queue, n) in finished.done {
         by_queue.entry(queue).or_insert_with(|| blank.clone()).done = n;
     }
-    for (queue, n) in done.cancelled {
+    for (queue, n) in finished.cancelled {
         by_queue
             .entry(queue)
             .or_insert_with(|| blank.clone())
@@ -949,13 +949,13 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
         b.name(),
         b.table().layout.table.to_string(),
         by_queue,
-        &done.estimated,
+        &finished.estimated,
         request.stale,
     );
     stats.has_cancelled = b.table().layout.statuses.has(Status::Cancelled)
         || b.table().layout.history_counts.is_some();
     stats.has_queue_column = b.table().layout.column(Concept::Queue).is_some();
-    stats.notes.extend(done.note);
+    stats.notes.extend(finished.note);
     if unmatched_skipped {
         stats.unmatched_not_looked_for = true;
         stats.notes.push(UNMATCHED_NOT_LOOKED_FOR.to_string());
@@ -1023,10 +1023,7 @@ fn finished_counts<B: Backend + ?Sized>(
         // Nothing is done: the cancelled jobs are counted, whatever that
         // reads.
         return Ok(FinishedCounts {
-            cancelled: match cancelled {
-                Some(stmt) => queue_counts(b.query(stmt)?),
-                None => Vec::new(),
-            },
+            cancelled: counts_of(b, cancelled)?,
             ..FinishedCounts::default()
         });
     };
@@ -1040,10 +1037,7 @@ fn finished_counts<B: Backend + ?Sized>(
     let Some(sample) = sample else {
         return Ok(FinishedCounts {
             done: queue_counts(b.query(&exact_sql)?),
-            cancelled: match cancelled {
-                Some(stmt) => queue_counts(b.query(stmt)?),
-                None => Vec::new(),
-            },
+            cancelled: counts_of(b, cancelled)?,
             ..FinishedCounts::default()
         });
     };
@@ -1077,6 +1071,17 @@ fn finished_counts<B: Backend + ?Sized>(
         estimated,
         note: sample.note,
     })
+}
+
+/// A count per queue, where there is one.
+fn counts_of<B: Backend + ?Sized>(
+    b: &mut B,
+    stmt: Option<&Stmt>,
+) -> Result<Vec<(Option<String>, i64)>> {
+    match stmt {
+        Some(stmt) => Ok(queue_counts(b.query(stmt)?)),
+        None => Ok(Vec::new()),
+    }
 }
 
 /// (queue, count) rows.
