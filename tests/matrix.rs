@@ -219,6 +219,43 @@ fn purge_in_batches(db: &dyn Db) {
         .assert_error("--yes");
 }
 
+/// `purge_by_queue`: purge searches queue by queue, the queues from a
+/// loose index scan, and deletes the same jobs as without it: the old
+/// finished ones of every queue, and nothing else.
+fn purge_by_queue_purges_every_queue(db: &dyn Db) {
+    db.config("[layout]\npurge_by_queue = true\n");
+    seeded(db);
+    db.sql(&format!(
+        "UPDATE jobs SET status = 'done', updated_at = {old} WHERE id IN (1, 2, 5); UPDATE jobs SET status = 'done' WHERE id = 3;",
+        old = db.ago(10 * 86400)
+    ));
+    let dry = db.run(&[
+        "-v",
+        "--format",
+        "json",
+        "purge",
+        "--older-than",
+        "7d",
+        "--dry-run",
+    ]);
+    dry.assert_ok();
+    assert_eq!(dry.json()["purged"], 3);
+    // A recursive loose scan, or MySQL's own for DISTINCT.
+    assert!(
+        dry.stderr.contains("IN (WITH RECURSIVE qctl_v")
+            || dry.stderr.contains("IN (SELECT DISTINCT"),
+        "{}",
+        dry.stderr
+    );
+    let purged = json(
+        db,
+        &["purge", "--older-than", "7d", "--yes", "--batch-size", "2"],
+    );
+    assert_eq!(purged["purged"], 3);
+    assert_eq!(db.count("id IN (1, 2, 5)"), 0);
+    assert_eq!(db.count("true"), 3);
+}
+
 fn bad_input_changes_nothing(db: &dyn Db) {
     seeded(db);
     let before = db.snapshot();
@@ -481,6 +518,7 @@ on_every_backend!(
     lifecycle,
     reap_row_by_row,
     purge_in_batches,
+    purge_by_queue_purges_every_queue,
     bad_input_changes_nothing,
     app_layout_without_a_lease,
     the_fence_survives_retry,
