@@ -443,6 +443,19 @@ pub fn which_filter(filters: &[String]) -> String {
     format!("CASE{arms} END")
 }
 
+/// A sampled `(queue, state, count)` row, the state by its place in the
+/// filters (see [`which_filter`]), as `(state, queue, count)`.
+pub fn sampled_row(row: Row) -> (usize, Option<String>, i64) {
+    let mut row = row.into_iter();
+    let queue = row.next().and_then(Value::into_text);
+    let state = row.next().and_then(|v| v.as_i64()).unwrap_or(0) as usize;
+    (
+        state,
+        queue,
+        row.next().and_then(|v| v.as_i64()).unwrap_or(0),
+    )
+}
+
 /// Finished jobs: exact, or what the backend estimates on a big table.
 #[derive(Debug, Default)]
 pub struct FinishedCounts {

@@ -1398,27 +1398,21 @@ impl<'t> QueueSql<'t> {
         if self.t.layout.statuses.has_predicates() {
             return None;
         }
-        let (s, t) = (self.status_col()?, self.t.table());
-        if self.d.loose_index_scan {
-            return Some(Stmt::plain(format!(
-                "SELECT {} FROM (SELECT DISTINCT {s} AS v FROM {t}) qctl_v WHERE v IS NOT NULL",
-                self.d.as_text("v")
-            )));
-        }
+        let s = self.status_col()?;
         Some(Stmt::plain(format!(
-            "WITH RECURSIVE qctl_v(v) AS (SELECT min({s}) FROM {t} UNION ALL \
-             SELECT (SELECT min({s}) FROM {t} WHERE {s} > qctl_v.v) FROM qctl_v WHERE qctl_v.v IS NOT NULL) \
-             SELECT {} FROM qctl_v WHERE v IS NOT NULL",
-            self.d.as_text("v")
+            "SELECT {} FROM ({}) qctl_d",
+            self.d.as_text("v"),
+            self.every_value(&s)
         )))
     }
 
     /// Every distinct non-NULL value of a column, one index seek each (a
-    /// loose index scan of an index it leads), as a subquery.
+    /// loose index scan of an index it leads), as a subquery of one column,
+    /// `v`.
     fn every_value(&self, column: &str) -> String {
         let t = self.t.table();
         if self.d.loose_index_scan {
-            return format!("SELECT DISTINCT {column} FROM {t}");
+            return format!("SELECT DISTINCT {column} AS v FROM {t} WHERE {column} IS NOT NULL");
         }
         format!(
             "WITH RECURSIVE qctl_v(v) AS (SELECT min({column}) FROM {t} UNION ALL \

@@ -75,7 +75,7 @@ fn sample(b: &mut MysqlBackend, finished: &[String]) -> Result<Vec<(usize, Optio
     let state = which_filter(finished);
     let mut counts: std::collections::BTreeMap<(usize, Option<String>), i64> = Default::default();
     let mut add = |rows: Vec<crate::sql::Row>| {
-        for (state, queue, n) in rows.into_iter().map(state_queue_count) {
+        for (state, queue, n) in rows.into_iter().map(crate::db::sampled_row) {
             *counts.entry((state, queue)).or_default() += n;
         }
     };
@@ -116,16 +116,4 @@ fn sample(b: &mut MysqlBackend, finished: &[String]) -> Result<Vec<(usize, Optio
         .into_iter()
         .map(|((state, queue), n)| (state, queue, n))
         .collect())
-}
-
-/// A sampled (queue, state, count) row as (state, queue, count).
-fn state_queue_count(row: Vec<Value>) -> (usize, Option<String>, i64) {
-    let mut row = row.into_iter();
-    let queue = row.next().and_then(Value::into_text);
-    let state = row.next().and_then(|v| v.as_i64()).unwrap_or(0) as usize;
-    (
-        state,
-        queue,
-        row.next().and_then(|v| v.as_i64()).unwrap_or(0),
-    )
 }

@@ -121,23 +121,11 @@ pub fn finished_sample(
     let by_state = b
         .query(&Stmt::plain(sample_sql))?
         .into_iter()
-        .map(state_queue_count)
+        .map(crate::db::sampled_row)
         .collect();
     Ok(Some(FinishedSample {
         rows,
         by_state,
         note,
     }))
-}
-
-/// A sampled (queue, state, count) row as (state, queue, count).
-fn state_queue_count(row: Vec<Value>) -> (usize, Option<String>, i64) {
-    let mut row = row.into_iter();
-    let queue = row.next().and_then(Value::into_text);
-    let state = row.next().and_then(|v| v.as_i64()).unwrap_or(0) as usize;
-    (
-        state,
-        queue,
-        row.next().and_then(|v| v.as_i64()).unwrap_or(0),
-    )
 }
