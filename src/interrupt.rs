@@ -18,6 +18,8 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static CLEANUPS: AtomicUsize = AtomicUsize::new(0);
 /// Loops that stop themselves at an interrupt (`qctl serve`).
 static STOPPERS: AtomicUsize = AtomicUsize::new(0);
+/// Whether a loop that stops by itself took the interrupt.
+static STOPPED_ITSELF: AtomicBool = AtomicBool::new(false);
 
 /// Installs the handler of Ctrl-C (SIGINT), SIGTERM and SIGHUP: a
 /// service manager's stop cleans up as Ctrl-C does.
@@ -38,6 +40,7 @@ pub fn install() {
         }
         if stops_itself {
             // The loop sees `interrupted()`, says so and ends by itself.
+            STOPPED_ITSELF.store(true, Ordering::SeqCst);
             return;
         }
         // Let a cleanup that is under way finish (bounded), then go.
@@ -56,6 +59,18 @@ pub fn install() {
 /// Whether Ctrl-C was pressed.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// The exit code of a command that returned `code`: 130 where an
+/// interrupt came while it ran, even if the work finished before the
+/// cancel reached the server (the handler said "interrupted"), unless a
+/// loop that stops by itself took it (`qctl serve` stops cleanly).
+pub fn exit_code(code: u8) -> u8 {
+    if interrupted() && !STOPPED_ITSELF.load(Ordering::SeqCst) {
+        crate::error::exit::INTERRUPTED
+    } else {
+        code
+    }
 }
 
 /// Registers how to cancel what a connection is running; unregistered

@@ -8,5 +8,6 @@ fn main() -> ExitCode {
     // database (SQLite's journal, PostgreSQL's connection end), so an
     // interrupted command changes nothing it had not committed.
     qctl::interrupt::install();
-    ExitCode::from(qctl::main_with_args(std::env::args_os()))
+    let code = qctl::main_with_args(std::env::args_os());
+    ExitCode::from(qctl::interrupt::exit_code(code))
 }
