@@ -640,6 +640,24 @@ fn check_names(db: &dyn Db, table: &str) {
             "{table}: {queue:?}"
         );
     }
+    // stats counts each queue on its own: grouping folds no names.
+    let stats = json(db, &["stats"]);
+    let pending: Vec<(String, i64)> = stats["queues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| {
+            (
+                q["queue"].as_str().unwrap().to_string(),
+                q["pending"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pending,
+        [("Mail".to_string(), 1), ("mail".to_string(), 1)],
+        "{table}: {stats}"
+    );
     let none = db.run(&["claim", "--worker", "w", "--queue", "mail "]);
     assert_eq!(none.code, 1, "{table}: {}", none.stderr);
     let mail = json(db, &["claim", "--worker", "w", "--queue", "Mail"]);

@@ -531,12 +531,17 @@ impl Dialect {
         if exact {
             return format!("{column} = {value}");
         }
-        let (c, v) = self.exact_text;
         format!(
             "{column} = {value} AND {} = {}",
-            c.replace("{}", column),
-            v.replace("{}", value)
+            self.exact(column),
+            self.exact_text.1.replace("{}", value)
         )
+    }
+
+    /// A text column as what compares byte for byte, whatever its
+    /// collation.
+    pub fn exact(&self, column: &str) -> String {
+        self.exact_text.0.replace("{}", column)
     }
 
     /// Joins text expressions (`||`, or MySQL's CONCAT).

@@ -1263,17 +1263,12 @@ impl<'t> QueueSql<'t> {
 
     // ----- counts -----------------------------------------------------
 
-    fn queue_expr(&self) -> String {
-        self.t
-            .q(Concept::Queue)
-            .map_or("NULL".into(), |q| self.d.as_text(&q))
-    }
-
     /// Pending jobs per queue: count, ready count, the oldest ready due
     /// time, and the clock it is judged by.
     pub fn pending_counts(&self) -> Option<Stmt> {
         let mut b = Binds::default();
         let state = self.state(Status::Pending)?;
+        let (queue, key) = self.t.queue_key();
         let (ready, oldest) = match self.ready(&mut b) {
             Some(ready) => (
                 format!("sum(CASE WHEN {ready} THEN 1 ELSE 0 END)"),
@@ -1299,8 +1294,7 @@ impl<'t> QueueSql<'t> {
             ),
         };
         let text = format!(
-            "SELECT {queue}, count(*), {ready}, {oldest} FROM {table} WHERE {state} GROUP BY 1",
-            queue = self.queue_expr(),
+            "SELECT {queue}, count(*), {ready}, {oldest} FROM {table} WHERE {state} GROUP BY {key}",
             table = self.backlog_table(),
         );
         Some(self.stmt(&text, b))
@@ -1328,9 +1322,9 @@ impl<'t> QueueSql<'t> {
             ),
             None => "NULL".into(),
         };
+        let (queue, key) = self.t.queue_key();
         let text = format!(
-            "SELECT {}, count(*), {stale} FROM {} WHERE {} GROUP BY 1",
-            self.queue_expr(),
+            "SELECT {queue}, count(*), {stale} FROM {} WHERE {} GROUP BY {key}",
             self.backlog_table(),
             self.rare(state),
         );
@@ -1346,9 +1340,9 @@ impl<'t> QueueSql<'t> {
             Status::Done => (self.t.table(), state),
             _ => (self.backlog_table(), self.rare(state)),
         };
+        let (queue, key) = self.t.queue_key();
         Some(Stmt::plain(format!(
-            "SELECT {}, count(*) FROM {table} WHERE {state} GROUP BY 1",
-            self.queue_expr(),
+            "SELECT {queue}, count(*) FROM {table} WHERE {state} GROUP BY {key}"
         )))
     }
 
@@ -1423,9 +1417,9 @@ impl<'t> QueueSql<'t> {
 
     /// Jobs no state's predicate matches, per queue.
     pub fn unmatched_counts(&self) -> Stmt {
+        let (queue, key) = self.t.queue_key();
         Stmt::plain(format!(
-            "SELECT {}, count(*) FROM {} WHERE {} GROUP BY 1",
-            self.queue_expr(),
+            "SELECT {queue}, count(*) FROM {} WHERE {} GROUP BY {key}",
             self.t.table(),
             self.other_state()
         ))
@@ -1439,9 +1433,9 @@ impl<'t> QueueSql<'t> {
             Some(value) => format!("{} = {}", self.d.as_text(&s), b.push(value)),
             None => format!("{s} IS NULL"),
         };
+        let (queue, key) = self.t.queue_key();
         let text = format!(
-            "SELECT {}, count(*) FROM {} WHERE {filter} GROUP BY 1",
-            self.queue_expr(),
+            "SELECT {queue}, count(*) FROM {} WHERE {filter} GROUP BY {key}",
             self.t.table()
         );
         self.stmt(&text, b)

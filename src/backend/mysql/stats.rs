@@ -68,10 +68,7 @@ fn sample(b: &mut MysqlBackend, finished: &[String]) -> Result<Vec<(usize, Optio
     const WIDTH: i64 = 1000;
     let table = b.table.table();
     let id = b.table.must(Concept::Id);
-    let queue = b
-        .table
-        .q(Concept::Queue)
-        .map_or("NULL".to_string(), |q| b.table.dialect.as_text(&q));
+    let (queue, key) = b.table.queue_key();
     let state = which_filter(finished);
     let mut counts: std::collections::BTreeMap<(usize, Option<String>), i64> = Default::default();
     let mut add = |rows: Vec<crate::sql::Row>| {
@@ -98,7 +95,7 @@ fn sample(b: &mut MysqlBackend, finished: &[String]) -> Result<Vec<(usize, Optio
             let stmt = Stmt {
                 sql: format!(
                     "SELECT {queue}, {state}, count(*) FROM {table} WHERE {id} BETWEEN ? AND ? \
-                     AND {state} IS NOT NULL GROUP BY 1, 2"
+                     AND {state} IS NOT NULL GROUP BY {key}, 2"
                 ),
                 binds: vec![Bind::Int(start), Bind::Int(start + WIDTH - 1)],
             };
@@ -108,7 +105,7 @@ fn sample(b: &mut MysqlBackend, finished: &[String]) -> Result<Vec<(usize, Optio
     } else {
         add(b.query(&Stmt::plain(format!(
             "SELECT {queue}, {state}, count(*) FROM (SELECT * FROM {table} LIMIT {}) s \
-             WHERE {state} IS NOT NULL GROUP BY 1, 2",
+             WHERE {state} IS NOT NULL GROUP BY {key}, 2",
             SLICES * WIDTH
         )))?);
     }

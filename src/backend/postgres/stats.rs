@@ -108,13 +108,10 @@ pub fn finished_sample(
         )
     });
     let percent = (SAMPLE_ROWS / rows * 100.0).clamp(0.01, 100.0);
-    let queue = b
-        .table
-        .q(crate::layout::Concept::Queue)
-        .map_or("NULL::text".to_string(), |q| format!("{q}::text"));
+    let (queue, key) = b.table.queue_key();
     let sample_sql = format!(
         "SELECT {queue}, {state}, count(*) FROM {} TABLESAMPLE SYSTEM ({percent}) \
-         WHERE {state} IS NOT NULL GROUP BY 1, 2",
+         WHERE {state} IS NOT NULL GROUP BY {key}, 2",
         b.table.table(),
         state = which_filter(finished),
     );

@@ -6,7 +6,6 @@ use anyhow::Result;
 
 use super::SqliteBackend;
 use crate::db::{FinishedSample, Session, first_int, which_filter};
-use crate::layout::Concept;
 use crate::sql::{Bind, Stmt, Value};
 
 /// Above this many rows, finished counts are estimated unless `--exact`.
@@ -27,15 +26,13 @@ pub fn finished_sample(
         return Ok(None);
     };
     let width = hi - lo + 1;
-    let queue = b
-        .table
-        .q(Concept::Queue)
-        .map_or("NULL".to_string(), |c| format!("{}.{c}", b.table.table()));
+    // The probe's columns are named so that no column of the table is.
+    let (queue, key) = b.table.queue_key();
     let sql = format!(
-        "WITH RECURSIVE probe(n, r) AS (SELECT 1, ?1 + abs(random() % ?2) UNION ALL \
-         SELECT n + 1, ?1 + abs(random() % ?2) FROM probe WHERE n < ?3) \
-         SELECT {state}, {queue}, count(*) FROM probe JOIN {t} ON {t}.rowid = probe.r \
-         GROUP BY 1, 2",
+        "WITH RECURSIVE qctl_probe(qctl_n, qctl_r) AS (SELECT 1, ?1 + abs(random() % ?2) \
+         UNION ALL SELECT qctl_n + 1, ?1 + abs(random() % ?2) FROM qctl_probe WHERE qctl_n < ?3) \
+         SELECT {state}, {queue}, count(*) FROM qctl_probe JOIN {t} ON {t}.rowid = qctl_r \
+         GROUP BY 1, {key}",
         t = b.table.table(),
         state = which_filter(finished),
     );
