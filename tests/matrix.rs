@@ -5,7 +5,7 @@
 mod common;
 
 use common::Sandbox;
-use common::db::{Db, on_every_backend};
+use common::db::{Db, Kind, on_every_backend};
 use common::mysql::MyDb;
 use common::pg::PgDb;
 use serde_json::{Value, json};
@@ -512,7 +512,68 @@ fn a_zero_busy_timeout_never_waits(db: &dyn Db) {
     assert_eq!(db.snapshot(), before);
 }
 
+/// A bulk load stores each job's own values (queue, attempts limit, due
+/// time) and the values every job shares (pending, no attempt used, made
+/// and updated when the load ran), as one enqueue at a time would.
+fn bulk_enqueue_stores_each_jobs_own_values(db: &dyn Db) {
+    db.run(&["init"]).assert_ok();
+    // Defaults that differ from what a new job holds, so a value the load
+    // left to the table would show (SQLite cannot change a default in
+    // place).
+    let default = |column: &str, value: &str| match db.kind() {
+        Kind::Mysql => db.sql(&format!(
+            "ALTER TABLE jobs ALTER {column} SET DEFAULT {value}"
+        )),
+        Kind::Postgres => db.sql(&format!(
+            "ALTER TABLE jobs ALTER COLUMN {column} SET DEFAULT {value}"
+        )),
+        Kind::Sqlite => {}
+    };
+    default("status", "'failed'");
+    default("attempts", "5");
+    default("max_attempts", "9");
+    for column in ["created_at", "updated_at", "run_at"] {
+        default(column, "'2001-02-03 04:05:06'");
+    }
+    let before = chrono::Utc::now() - chrono::Duration::seconds(5);
+    db.stdin(
+        &["enqueue", "--from-file", "-"],
+        "{\"payload\": 1}\n\
+         {\"payload\": 2, \"queue\": \"it's\", \"max_attempts\": 7}\n\
+         {\"payload\": 3, \"run_at\": \"2031-05-06T07:08:09Z\"}\n",
+    )
+    .assert_ok();
+    let jobs: Vec<Value> = (1..=3)
+        .map(|id| json(db, &["show", &id.to_string()]))
+        .collect();
+    let field = |name: &str| -> Vec<Value> { jobs.iter().map(|j| j[name].clone()).collect() };
+    assert_eq!(field("payload"), [json!(1), json!(2), json!(3)]);
+    assert_eq!(
+        field("queue"),
+        [json!("default"), json!("it's"), json!("default")]
+    );
+    assert_eq!(field("status"), vec![json!("pending"); 3]);
+    assert_eq!(field("attempts"), vec![json!(0); 3]);
+    assert_eq!(field("max_attempts"), [json!(3), json!(7), json!(3)]);
+    let times = |name: &str| -> Vec<chrono::DateTime<chrono::Utc>> {
+        field(name)
+            .iter()
+            .map(|t| t.as_str().unwrap().parse().unwrap())
+            .collect()
+    };
+    let created = times("created_at");
+    assert!(
+        created.iter().all(|t| *t == created[0] && *t > before),
+        "{jobs:?}"
+    );
+    assert_eq!(times("updated_at"), created);
+    let due = times("run_at");
+    assert!(due[0] > before && due[0] <= created[0] + chrono::Duration::seconds(5));
+    assert_eq!(due[2].to_rfc3339(), "2031-05-06T07:08:09+00:00");
+}
+
 on_every_backend!(
+    bulk_enqueue_stores_each_jobs_own_values,
     claim_order_follows_the_layout,
     a_table_without_a_worker_column,
     lifecycle,

@@ -593,6 +593,16 @@ impl<'t> QueueSql<'t> {
         )
     }
 
+    /// Whether every job of one enqueue takes the same value of a concept
+    /// in [`Self::insert_values`]: its state, no attempt used, made and
+    /// updated now. A bulk load may state those once instead of per job.
+    pub fn same_for_every_job(concept: Concept) -> bool {
+        matches!(
+            concept,
+            Concept::Status | Concept::Attempts | Concept::CreatedAt | Concept::UpdatedAt
+        )
+    }
+
     /// A new job's values for `concepts`, pending, with no attempt used;
     /// created and updated `now`. A due time computed from this machine's
     /// clock moves by `skew` to the database's.
