@@ -457,6 +457,31 @@ impl OrderTerm {
     }
 }
 
+/// `purge_by`'s concepts: known ones, each once, the status only first,
+/// and at least one besides it (the status alone is what purge filters
+/// by anyway).
+fn parse_purge_by(keys: &[String]) -> Result<Vec<Concept>> {
+    let invalid =
+        |why: String| QctlError::usage(format!("invalid purge_by {keys:?} in [layout]: {why}"));
+    let mut concepts = Vec::new();
+    for key in keys {
+        let concept = Concept::from_key(key)
+            .filter(|c| !c.is_time() && *c != Concept::Payload)
+            .ok_or_else(|| invalid(format!("{key:?} is not a column an index leads with")))?;
+        if concepts.contains(&concept) {
+            return Err(invalid(format!("{key:?} is named twice")));
+        }
+        if concept == Concept::Status && !concepts.is_empty() {
+            return Err(invalid("the status may only come first".into()));
+        }
+        concepts.push(concept);
+    }
+    if !keys.is_empty() && concepts.iter().all(|c| *c == Concept::Status) {
+        return Err(invalid("name the columns after the status".into()));
+    }
+    Ok(concepts)
+}
+
 /// SQL from the config file (a predicate or a write): the operator's own,
 /// run as given, so only a statement separator and control characters are
 /// refused.
@@ -486,10 +511,15 @@ pub struct Layout {
     pub time: Option<TimeEncoding>,
     /// A NULL due time means due now (procrastinate), not never.
     pub null_due_is_now: bool,
-    /// Purge searches queue by queue (the queues from a loose index scan):
-    /// the system's index on the finish time is led by the queue
-    /// (pg-boss's `(name, completed_on)`).
-    pub purge_by_queue: bool,
+    /// The columns that lead the system's index on the finish time, which
+    /// purge searches one value (or tuple) at a time, the values from a
+    /// loose index scan: the index serves the finish time's range only
+    /// once each column before it is fixed (pg-boss's `(name,
+    /// completed_on)`: `[Queue]`; Oban's `(state, queue, priority,
+    /// scheduled_at, id)`: `[Status, Queue, Priority]`). The status may
+    /// lead: the scan then runs within the purged state. Empty: purge
+    /// searches the finish time directly.
+    pub purge_by: Vec<Concept>,
     /// The claim order; empty means priority (when mapped), then due (or
     /// creation) time, then id.
     pub order: Vec<OrderTerm>,
@@ -600,7 +630,7 @@ impl Layout {
             attempts_counted: AttemptCounting::Claim,
             time: None,
             null_due_is_now: false,
-            purge_by_queue: false,
+            purge_by: Vec::new(),
             order: Vec::new(),
             writes: Default::default(),
             complete_deletes: false,
@@ -794,7 +824,14 @@ impl Layout {
             self.null_due_is_now = null_due_is_now;
         }
         if let Some(purge_by_queue) = overrides.purge_by_queue {
-            self.purge_by_queue = purge_by_queue;
+            self.purge_by = if purge_by_queue {
+                vec![Concept::Queue]
+            } else {
+                Vec::new()
+            };
+        }
+        if let Some(purge_by) = &overrides.purge_by {
+            self.purge_by = parse_purge_by(purge_by)?;
         }
         if let Some(order) = &overrides.order {
             self.order = order
@@ -965,8 +1002,11 @@ pub struct LayoutOverrides {
     /// A NULL due time means due now.
     pub null_due_is_now: Option<bool>,
     /// Purge searches queue by queue: an index on the finish time is led
-    /// by the queue.
+    /// by the queue. The same as `purge_by = ["queue"]`.
     pub purge_by_queue: Option<bool>,
+    /// The concepts that lead the index on the finish time, the status
+    /// first if it leads: `["status", "queue", "priority"]`.
+    pub purge_by: Option<Vec<String>>,
     /// The claim order: `["priority DESC", "run_at", "id"]`.
     pub order: Option<Vec<String>>,
     /// `update` (the default) or `delete`: what completing a job does.
@@ -1012,6 +1052,7 @@ impl LayoutOverrides {
             time,
             null_due_is_now,
             purge_by_queue,
+            purge_by,
             order,
             on_complete,
             predicates,
@@ -1052,6 +1093,7 @@ impl LayoutOverrides {
             && time.is_none()
             && null_due_is_now.is_none()
             && purge_by_queue.is_none()
+            && purge_by.is_none()
             && order.is_none()
             && on_complete.is_none()
             && writes.is_empty()
@@ -1226,5 +1268,40 @@ mod tests {
         assert!(layout.apply_overrides(&unknown).is_err());
         let required: LayoutOverrides = toml::from_str("without = [\"id\"]").unwrap();
         assert!(layout.apply_overrides(&required).is_err());
+    }
+
+    #[test]
+    fn purge_by_names_the_columns_an_index_leads_with() {
+        let mut layout = crate::presets::own("default").unwrap();
+        let apply = |layout: &mut Layout, text: &str| {
+            let overrides: LayoutOverrides = toml::from_str(text).unwrap();
+            layout
+                .apply_overrides(&overrides)
+                .map_err(|e| e.to_string())
+        };
+        apply(
+            &mut layout,
+            "purge_by = [\"status\", \"queue\", \"priority\"]",
+        )
+        .unwrap();
+        assert_eq!(
+            layout.purge_by,
+            [Concept::Status, Concept::Queue, Concept::Priority]
+        );
+        apply(&mut layout, "purge_by_queue = true").unwrap();
+        assert_eq!(layout.purge_by, [Concept::Queue]);
+        apply(&mut layout, "purge_by = []").unwrap();
+        assert!(layout.purge_by.is_empty());
+        for (bad, why) in [
+            ("[\"queue\", \"status\"]", "the status may only come first"),
+            ("[\"status\"]", "name the columns after the status"),
+            ("[\"queue\", \"queue\"]", "named twice"),
+            ("[\"payload\"]", "not a column an index leads with"),
+            ("[\"run_at\"]", "not a column an index leads with"),
+            ("[\"owner\"]", "not a column an index leads with"),
+        ] {
+            let err = apply(&mut layout, &format!("purge_by = {bad}")).unwrap_err();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
     }
 }

@@ -18,6 +18,7 @@ use crate::layout::{Concept, Ident, Layout, Status};
 use crate::model::{BlockedReport, EnqueueOutcome, LocksReport, NewJob};
 use crate::request::LockKey;
 use crate::sql::ddl::IndexSpec;
+use crate::sql::queue::{PurgeKeys, QueueSql};
 use crate::sql::schema::QueueTable;
 use crate::sql::{Row, Stmt, Value};
 
@@ -517,6 +518,26 @@ pub fn first_text(rows: Vec<Row>) -> Option<String> {
         .next()
         .and_then(|r| r.into_iter().next())
         .and_then(Value::into_text)
+}
+
+/// The tuples a purge searches one at a time, read now where the
+/// dialect needs them bound (see [`crate::sql::queue::QueueSql::purge_keys`]).
+pub fn purge_keys<B: Backend + ?Sized>(
+    b: &mut B,
+    request: &crate::request::PurgeRequest,
+) -> Result<PurgeKeys> {
+    // Past this many tuples the binds would outgrow a statement: the
+    // statement's own scan finds them (each lookup then steps over its
+    // young entries, as without purge_by).
+    const MOST: usize = 1000;
+    let stmt = QueueSql::new(b.table(), Utc::now()).purge_keys(request);
+    Ok(match stmt {
+        Some(stmt) => match b.query(&stmt)? {
+            rows if rows.len() <= MOST => PurgeKeys::Read(rows),
+            _ => PurgeKeys::InStatement,
+        },
+        None => PurgeKeys::InStatement,
+    })
 }
 
 /// Refuses a job the layout cannot store: a queue other than `default`

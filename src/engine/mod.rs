@@ -22,7 +22,7 @@ use crate::request::{
     StatsRequest,
 };
 use crate::sql::dialect::LockMode;
-use crate::sql::queue::{Fill, QueueSql, job_id};
+use crate::sql::queue::{Fill, PurgeKeys, QueueSql, job_id};
 use crate::sql::{Row, Stmt, Value};
 
 /// Runs one write statement safely on its own: alone where the dialect
@@ -558,7 +558,8 @@ pub fn purge<B: Backend + ?Sized>(b: &mut B, request: &PurgeRequest) -> Result<P
         purged: 0,
         batches: 0,
     };
-    let count = sql(b).purge_count(request)?;
+    let keys = crate::db::purge_keys(b, request)?;
+    let count = sql(b).purge_count(request, &keys)?;
     if let Some(concept) = b.table().layout.finished_at_concept() {
         b.check_times(concept, request.status)?;
     }
@@ -571,14 +572,14 @@ pub fn purge<B: Backend + ?Sized>(b: &mut B, request: &PurgeRequest) -> Result<P
         if outcome.purged > 0 {
             let one_statement = b.table().dialect.self_subquery && !purges_others(b);
             in_tx(b, TxMode::Write, false, |b| {
-                purge_one(b, request, one_statement)
+                purge_one(b, request, &keys, one_statement)
             })?;
         }
         return Ok(outcome);
     }
     let one_statement = b.table().dialect.self_subquery && !purges_others(b);
     b.batch_session(true)?;
-    let result = purge_batches(b, request, one_statement, &mut outcome);
+    let result = purge_batches(b, request, &keys, one_statement, &mut outcome);
     b.batch_session(false)?;
     result.map(|()| outcome)
 }
@@ -592,6 +593,7 @@ fn purges_others<B: Backend + ?Sized>(b: &B) -> bool {
 fn purge_batches<B: Backend + ?Sized>(
     b: &mut B,
     request: &PurgeRequest,
+    keys: &PurgeKeys,
     one_statement: bool,
     outcome: &mut PurgeOutcome,
 ) -> Result<()> {
@@ -599,10 +601,10 @@ fn purge_batches<B: Backend + ?Sized>(
     loop {
         let started = std::time::Instant::now();
         let deleted = if alone {
-            purge_one(b, request, one_statement)
+            purge_one(b, request, keys, one_statement)
         } else {
             in_tx(b, TxMode::Write, true, |b| {
-                purge_one(b, request, one_statement)
+                purge_one(b, request, keys, one_statement)
             })
         }
         .map_err(|e| stopped_after(e, outcome.purged, "deleted"))?;
@@ -621,13 +623,14 @@ fn purge_batches<B: Backend + ?Sized>(
 fn purge_one<B: Backend + ?Sized>(
     b: &mut B,
     request: &PurgeRequest,
+    keys: &PurgeKeys,
     one_statement: bool,
 ) -> Result<u64> {
     if one_statement {
-        let stmt = sql(b).purge_batch(request)?;
+        let stmt = sql(b).purge_batch(request, keys)?;
         return b.execute(&stmt);
     }
-    let pick = sql(b).purge_pick(request)?;
+    let pick = sql(b).purge_pick(request, keys)?;
     let ids: Vec<Value> = b
         .query(&pick)?
         .into_iter()

@@ -137,6 +137,22 @@ fn sample<B: Backend + ?Sized>(
     target: ExplainTarget,
     request: &ExplainRequest,
 ) -> Result<std::result::Result<Sample, String>> {
+    // What purge deletes: finished jobs, or where a completed job is
+    // deleted at once (graphile-worker), dead letters.
+    let purge = [Status::Done, Status::Failed]
+        .into_iter()
+        .find(|s| b.table().layout.statuses.has(*s))
+        .map(|status| PurgeRequest {
+            status,
+            cutoff: chrono::Utc::now() - chrono::Duration::days(7),
+            queue: None,
+            dry_run: false,
+            batch_size: 1000,
+        });
+    let purge_keys = match &purge {
+        Some(purge) if target == ExplainTarget::Purge => crate::db::purge_keys(b, purge)?,
+        _ => Default::default(),
+    };
     let t = b.table();
     let q = QueueSql::new(t, chrono::Utc::now());
     let lock = t.dialect.lock(LockMode::SkipLocked);
@@ -207,22 +223,10 @@ fn sample<B: Backend + ?Sized>(
             }
         }
         ExplainTarget::Purge => {
-            // What purge deletes: finished jobs, or where a completed job is
-            // deleted at once (graphile-worker), dead letters.
-            let Some(status) = [Status::Done, Status::Failed]
-                .into_iter()
-                .find(|s| t.layout.statuses.has(*s))
-            else {
+            let Some(purge) = purge else {
                 return Ok(lacks("done or failed state"));
             };
-            let purge = PurgeRequest {
-                status,
-                cutoff: chrono::Utc::now() - chrono::Duration::days(7),
-                queue: None,
-                dry_run: false,
-                batch_size: 1000,
-            };
-            let stmt = q.purge_pick(&purge)?;
+            let stmt = q.purge_pick(&purge, &purge_keys)?;
             Sample {
                 read: Some(unlocked(stmt.clone(), lock)),
                 stmt,

@@ -135,6 +135,11 @@ pub struct Dialect {
     /// `SELECT DISTINCT col` seeks from one value to the next in an index
     /// (MySQL's loose index scan); elsewhere a recursive query does.
     pub loose_index_scan: bool,
+    /// A join's lookup into an index ranges on the key part after the ones
+    /// the join fixes (`queue = d.queue AND finished < ?`). MySQL's ref
+    /// access uses the equalities only and steps over the rest, so what a
+    /// lookup must range on is read first and bound as constants.
+    pub join_ranges: bool,
     /// SQLite: without per-value statistics (STAT4 is not compiled in)
     /// its planner takes every stored status as equally common, so it may
     /// count 100,000 running jobs of a 1M-row table by reading all of it;
@@ -234,6 +239,7 @@ pub static SQLITE: Dialect = Dialect {
     assignments_see_new_values: false,
     concat_function: false,
     loose_index_scan: false,
+    join_ranges: true,
     rare_state_hint: true,
     server_time: &POSTGRES_TIME,
     ddl: &DdlTypes {
@@ -296,6 +302,7 @@ pub static POSTGRES: Dialect = Dialect {
     assignments_see_new_values: false,
     concat_function: false,
     loose_index_scan: false,
+    join_ranges: true,
     rare_state_hint: false,
     server_time: &POSTGRES_TIME,
     ddl: &DdlTypes {
@@ -390,6 +397,7 @@ pub static MYSQL: Dialect = Dialect {
     assignments_see_new_values: true,
     concat_function: true,
     loose_index_scan: true,
+    join_ranges: false,
     rare_state_hint: false,
     server_time: &MYSQL_TIME,
     ddl: &DdlTypes {

@@ -372,19 +372,25 @@ mod snapshots {
         add(
             "purge count",
             "qctl purge, before the batches",
-            q.purge_count(&purge).unwrap().to_string(),
+            q.purge_count(&purge, &Default::default())
+                .unwrap()
+                .to_string(),
         );
         if d.self_subquery {
             add(
                 "purge batch",
                 "qctl purge: one DELETE a batch",
-                q.purge_batch(&purge).unwrap().to_string(),
+                q.purge_batch(&purge, &Default::default())
+                    .unwrap()
+                    .to_string(),
             );
         } else {
             add(
                 "purge pick",
                 "qctl purge, no self-subquery: pick a batch",
-                q.purge_pick(&purge).unwrap().to_string(),
+                q.purge_pick(&purge, &Default::default())
+                    .unwrap()
+                    .to_string(),
             );
             add(
                 "purge delete",

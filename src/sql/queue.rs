@@ -30,6 +30,17 @@ pub struct QueueSql<'t> {
     pub now: DateTime<Utc>,
 }
 
+/// The tuples a purge searches one at a time (the layout's `purge_by`):
+/// found by a loose index scan inside the purge's own statement, or read
+/// beforehand by [`QueueSql::purge_keys`] and bound, where the dialect
+/// cannot range inside a join's lookup.
+#[derive(Debug, Clone, Default)]
+pub enum PurgeKeys {
+    #[default]
+    InStatement,
+    Read(Vec<Vec<Value>>),
+}
+
 /// One `SET` assignment; `reads` says whether its value reads columns the
 /// statement also writes (MySQL evaluates left to right).
 struct Set {
@@ -1177,7 +1188,12 @@ impl<'t> QueueSql<'t> {
 
     // ----- purge ------------------------------------------------------
 
-    fn purge_filter(&self, request: &PurgeRequest, b: &mut Binds) -> Result<String> {
+    fn purge_filter(
+        &self,
+        request: &PurgeRequest,
+        keys: &PurgeKeys,
+        b: &mut Binds,
+    ) -> Result<String> {
         let concept = self.t.layout.finished_at_concept().ok_or_else(|| {
             QctlError::usage(format!(
                 "the {} layout has neither finished_at, updated_at nor created_at, so purge cannot \
@@ -1195,10 +1211,9 @@ impl<'t> QueueSql<'t> {
         let cutoff = self.time(concept, TimeExpr::At(request.cutoff), b);
         let mut queue = self.queue_filter(request.queue.as_deref(), b)?;
         if queue.is_empty()
-            && self.t.layout.purge_by_queue
-            && let Some(column) = self.t.q(Concept::Queue)
+            && let Some(by) = self.purge_by(&state, keys, b)
         {
-            queue = format!(" AND {column} IN ({})", self.every_value(&column));
+            queue = format!(" AND {by}");
         }
         // One stored state: its own column where the finished time is
         // picked by the state, so an index on that column serves purge.
@@ -1212,18 +1227,78 @@ impl<'t> QueueSql<'t> {
         Ok(format!("{state} AND {finished} < {cutoff}{queue}"))
     }
 
+    /// The columns of the layout's `purge_by` (without the status), and
+    /// the state the tuples are looked for within, where the status leads:
+    /// None unless each is a plain NOT NULL column of the table (a NULL
+    /// would be in no tuple, and its job never purged).
+    fn purge_by_columns<'s>(&self, state: &'s str) -> Option<(Vec<String>, Option<&'s str>)> {
+        let by = &self.t.layout.purge_by;
+        let within = (by.first() == Some(&Concept::Status)).then_some(state);
+        let columns: Vec<String> = by
+            .iter()
+            .filter(|c| **c != Concept::Status)
+            .map(|c| {
+                let column = self.t.col(*c).filter(|c| c.expr.is_none() && !c.nullable)?;
+                Some(self.d.ident(&column.name))
+            })
+            .collect::<Option<_>>()?;
+        (!columns.is_empty()).then_some((columns, within))
+    }
+
+    /// `(columns) IN (every tuple of them)` where the layout has a
+    /// `purge_by`: the index on the finish time is then searched one tuple
+    /// at a time. The tuples are the statement's own loose index scan, or
+    /// the ones [`Self::purge_keys`] read, bound.
+    fn purge_by(&self, state: &str, keys: &PurgeKeys, b: &mut Binds) -> Option<String> {
+        let (columns, within) = self.purge_by_columns(state)?;
+        let tuple = match columns.as_slice() {
+            [column] => column.clone(),
+            _ => format!("({})", columns.join(", ")),
+        };
+        let tuples = match keys {
+            PurgeKeys::InStatement => self.every_tuple(&columns, within),
+            // No tuple: the state holds no job at all.
+            PurgeKeys::Read(rows) if rows.is_empty() => return Some("1 = 0".into()),
+            PurgeKeys::Read(rows) => rows
+                .iter()
+                .map(|row| {
+                    let values: Vec<String> = row.iter().map(|v| b.push(value_bind(v))).collect();
+                    match values.as_slice() {
+                        [one] => one.clone(),
+                        _ => format!("({})", values.join(", ")),
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        Some(format!("{tuple} IN ({tuples})"))
+    }
+
+    /// The statement that reads the tuples of the layout's `purge_by`
+    /// before a purge, where the dialect cannot range inside a join's
+    /// lookup (see [`Dialect::join_ranges`]); None where the purge's own
+    /// statement finds them, or the layout has none.
+    pub fn purge_keys(&self, request: &PurgeRequest) -> Option<Stmt> {
+        if self.d.join_ranges || request.queue.is_some() {
+            return None;
+        }
+        let state = self.state(request.status)?;
+        let (columns, within) = self.purge_by_columns(&state)?;
+        Some(Stmt::plain(self.every_tuple(&columns, within)))
+    }
+
     /// How many jobs purge would delete.
-    pub fn purge_count(&self, request: &PurgeRequest) -> Result<Stmt> {
+    pub fn purge_count(&self, request: &PurgeRequest, keys: &PurgeKeys) -> Result<Stmt> {
         let mut b = Binds::default();
-        let filter = self.purge_filter(request, &mut b)?;
+        let filter = self.purge_filter(request, keys, &mut b)?;
         let text = format!("SELECT count(*) FROM {} WHERE {filter}", self.t.table());
         Ok(self.stmt(&text, b))
     }
 
     /// One purge batch in one statement.
-    pub fn purge_batch(&self, request: &PurgeRequest) -> Result<Stmt> {
+    pub fn purge_batch(&self, request: &PurgeRequest, keys: &PurgeKeys) -> Result<Stmt> {
         let mut b = Binds::default();
-        let filter = self.purge_filter(request, &mut b)?;
+        let filter = self.purge_filter(request, keys, &mut b)?;
         let id = self.t.must(Concept::Id);
         let text = format!(
             "DELETE FROM {table} WHERE {id} IN (SELECT {id} FROM {table} WHERE {filter} LIMIT {size}{lock})",
@@ -1236,9 +1311,9 @@ impl<'t> QueueSql<'t> {
 
     /// The ids of one purge batch, locked (two-step dialects); the query
     /// `explain-claim` checks for purge.
-    pub fn purge_pick(&self, request: &PurgeRequest) -> Result<Stmt> {
+    pub fn purge_pick(&self, request: &PurgeRequest, keys: &PurgeKeys) -> Result<Stmt> {
         let mut b = Binds::default();
-        let filter = self.purge_filter(request, &mut b)?;
+        let filter = self.purge_filter(request, keys, &mut b)?;
         let text = format!(
             "SELECT {} FROM {} WHERE {filter} LIMIT {}{}",
             self.t.must(Concept::Id),
@@ -1406,22 +1481,79 @@ impl<'t> QueueSql<'t> {
         Some(Stmt::plain(format!(
             "SELECT {} FROM ({}) qctl_d",
             self.d.as_text("v"),
-            self.every_value(&s)
+            self.every_value(&s, None)
         )))
     }
 
     /// Every distinct non-NULL value of a column, one index seek each (a
-    /// loose index scan of an index it leads), as a subquery of one column,
-    /// `v`.
-    fn every_value(&self, column: &str) -> String {
+    /// loose index scan of an index it leads, or that `within`, an
+    /// equality on the column before it, leads with: MySQL's own loose
+    /// scan needs that column in the DISTINCT, see [`Self::every_tuple`]),
+    /// as a subquery of one column, `v`.
+    fn every_value(&self, column: &str, within: Option<&str>) -> String {
         let t = self.t.table();
+        let and = within.map_or(String::new(), |w| format!("{w} AND "));
         if self.d.loose_index_scan {
-            return format!("SELECT DISTINCT {column} AS v FROM {t} WHERE {column} IS NOT NULL");
+            return format!(
+                "SELECT DISTINCT {column} AS v FROM {t} WHERE {and}{column} IS NOT NULL"
+            );
         }
         format!(
-            "WITH RECURSIVE qctl_v(v) AS (SELECT min({column}) FROM {t} UNION ALL \
-             SELECT (SELECT min({column}) FROM {t} WHERE {column} > qctl_v.v) FROM qctl_v \
-             WHERE qctl_v.v IS NOT NULL) SELECT v FROM qctl_v WHERE v IS NOT NULL"
+            "WITH RECURSIVE qctl_v(v) AS (SELECT min({column}) FROM {t}{where_} UNION ALL \
+             SELECT (SELECT min({column}) FROM {t} WHERE {and}{column} > qctl_v.v) FROM qctl_v \
+             WHERE qctl_v.v IS NOT NULL) SELECT v FROM qctl_v WHERE v IS NOT NULL",
+            where_ = within.map_or(String::new(), |w| format!(" WHERE {w}")),
+        )
+    }
+
+    /// Every distinct tuple of NOT NULL columns, one index seek each (a
+    /// loose index scan of an index they lead, after `within`'s equality
+    /// where it leads), as a subquery of as many columns. Each step seeks
+    /// the next tuple by a row comparison, which the index serves as a
+    /// range; MySQL finds them by its own loose scan for DISTINCT, given
+    /// the index's leading columns.
+    fn every_tuple(&self, columns: &[String], within: Option<&str>) -> String {
+        if let [column] = columns
+            && (within.is_none() || !self.d.loose_index_scan)
+        {
+            return self.every_value(column, within);
+        }
+        let t = self.t.table();
+        let list = columns.join(", ");
+        let and = within.map_or(String::new(), |w| format!("{w} AND "));
+        if self.d.loose_index_scan {
+            // The status's equality is part of the index's prefix: name
+            // it in the DISTINCT too, so the group is a leftmost prefix.
+            let lead = match (within, self.status_col()) {
+                (Some(_), Some(status)) => format!("{status}, "),
+                _ => String::new(),
+            };
+            return format!(
+                "SELECT {list} FROM (SELECT DISTINCT {lead}{list} FROM {t}{where_}) qctl_d",
+                where_ = within.map_or(String::new(), |w| format!(" WHERE {w}")),
+            );
+        }
+        let keys: Vec<String> = (1..=columns.len()).map(|i| format!("k{i}")).collect();
+        let previous = keys
+            .iter()
+            .map(|k| format!("qctl_k.{k}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let next: Vec<String> = columns
+            .iter()
+            .map(|c| {
+                format!(
+                    "(SELECT {c} FROM {t} WHERE {and}({list}) > ({previous}) ORDER BY {list} LIMIT 1)"
+                )
+            })
+            .collect();
+        format!(
+            "WITH RECURSIVE qctl_k({keys}) AS (SELECT * FROM (SELECT {list} FROM {t}{where_} \
+             ORDER BY {list} LIMIT 1) qctl_f UNION ALL SELECT {next} FROM qctl_k WHERE \
+             qctl_k.k1 IS NOT NULL) SELECT {keys} FROM qctl_k WHERE k1 IS NOT NULL",
+            keys = keys.join(", "),
+            where_ = within.map_or(String::new(), |w| format!(" WHERE {w}")),
+            next = next.join(", "),
         )
     }
 
