@@ -391,16 +391,20 @@ pub enum Transition {
     Requeue,
     /// An operator put a dead letter back to pending (`qctl retry`).
     Retry,
+    /// Reap cancelled a stale job whose cancellation was asked while it
+    /// ran (the layout's `reap_cancels`: River's rescuer).
+    Cancel,
 }
 
 impl Transition {
-    pub const ALL: [Transition; 6] = [
+    pub const ALL: [Transition; 7] = [
         Transition::Claim,
         Transition::Complete,
         Transition::RetryLater,
         Transition::DeadLetter,
         Transition::Requeue,
         Transition::Retry,
+        Transition::Cancel,
     ];
 }
 
@@ -542,6 +546,11 @@ pub struct Layout {
     /// What a pending job must also match to be ready, beyond being due
     /// (pg-boss: `NOT blocked`; River: not in its held `pending` state).
     pub ready: Option<String>,
+    /// Which stale jobs reap cancels instead of requeuing or
+    /// dead-lettering: their cancellation was asked while they ran
+    /// (River's rescuer cancels a job whose metadata has
+    /// `cancel_attempted_at`). Needs a cancelled state.
+    pub reap_cancels: Option<String>,
     /// The queue system's own claim statement, which `explain-claim`
     /// checks instead of qctl's (set by a preset, per database).
     pub system_claim: Option<String>,
@@ -638,6 +647,7 @@ impl Layout {
             stale: None,
             stale_after: None,
             ready: None,
+            reap_cancels: None,
             system_claim: None,
             driver: Driver::default(),
             refusals: Default::default(),
@@ -808,6 +818,11 @@ impl Layout {
         if let Some(stale) = &predicates.stale {
             self.stale = (!stale.is_empty())
                 .then(|| checked_sql(stale, "stale predicate").map(str::to_string))
+                .transpose()?;
+        }
+        if let Some(cancels) = &predicates.reap_cancels {
+            self.reap_cancels = (!cancels.is_empty())
+                .then(|| checked_sql(cancels, "reap_cancels predicate").map(str::to_string))
                 .transpose()?;
         }
         // An empty one removes it (an older release with no default).
@@ -1079,6 +1094,7 @@ impl LayoutOverrides {
             cancelled: p5,
             stale,
             ready,
+            reap_cancels,
         } = predicates;
         preset.is_none()
             && columns.is_empty()
@@ -1086,7 +1102,7 @@ impl LayoutOverrides {
             && [pending, running, done, failed, cancelled]
                 .iter()
                 .all(|s| s.is_none())
-            && [p1, p2, p3, p4, p5, stale, ready]
+            && [p1, p2, p3, p4, p5, stale, ready, reap_cancels]
                 .iter()
                 .all(|p| p.is_none())
             && attempts_counted.is_none()
@@ -1119,6 +1135,8 @@ pub struct PredicateOverrides {
     pub stale: Option<String>,
     /// What a pending job must also match to be ready (besides due).
     pub ready: Option<String>,
+    /// Which stale jobs reap cancels (their cancellation was asked).
+    pub reap_cancels: Option<String>,
 }
 
 /// A state's stored value, or several.

@@ -402,6 +402,9 @@ pub enum ReapAction {
     /// The system drops the firing without failing the job (Quartz's
     /// recovery of a job that does not ask to be recovered).
     Release,
+    /// Its cancellation was asked while it ran: cancelled, as the
+    /// system's rescuer does (River).
+    Cancel,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -424,6 +427,7 @@ impl ReapOutcome {
             requeued: 0,
             dead_lettered: 0,
             released: 0,
+            cancelled: 0,
             jobs: Vec::new(),
             jobs_not_shown: 0,
             batches: 0,
@@ -439,6 +443,7 @@ impl ReapOutcome {
             ReapAction::Requeue => self.requeued += 1,
             ReapAction::DeadLetter => self.dead_lettered += 1,
             ReapAction::Release => self.released += 1,
+            ReapAction::Cancel => self.cancelled += 1,
         }
         if self.jobs.len() < self.show {
             self.jobs.push(job);
@@ -463,7 +468,7 @@ impl ReapOutcome {
     }
 
     pub fn total(&self) -> u64 {
-        self.requeued + self.dead_lettered + self.released
+        self.requeued + self.dead_lettered + self.released + self.cancelled
     }
 }
 
@@ -474,6 +479,8 @@ pub struct ReapOutcome {
     pub dead_lettered: u64,
     /// Firings the system drops without failing the job (Quartz).
     pub released: u64,
+    /// Jobs cancelled, their cancellation asked while they ran (River).
+    pub cancelled: u64,
     /// The first `--show` jobs reaped.
     pub jobs: Vec<ReapedJob>,
     /// Jobs reaped beyond those listed.

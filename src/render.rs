@@ -565,6 +565,7 @@ impl Render for ReapOutcome {
                     }
                     ReapAction::DeadLetter => Cell::new("dead-letter"),
                     ReapAction::Release => Cell::new("release"),
+                    ReapAction::Cancel => Cell::new("cancel"),
                 };
                 let attempts = match (job.attempts, job.max_attempts) {
                     (Some(a), Some(m)) => format!("{a}/{m}"),
@@ -589,32 +590,33 @@ impl Render for ReapOutcome {
                 thousands(self.jobs_not_shown as i64)
             );
         }
-        // A release is named only where the system has one (Quartz):
-        // "requeue 4, dead-letter 0 and release 1".
-        let actions = |requeue: &str, dead_letter: &str, release: &str| {
+        // A release or a cancel is named only where one happened (Quartz,
+        // River): "requeue 4, dead-letter 0 and release 1".
+        let actions = |[requeue, dead_letter, release, cancel]: [&str; 4]| {
+            let mut parts = vec![
+                format!("{requeue} {}", self.requeued),
+                format!("{dead_letter} {}", self.dead_lettered),
+            ];
             if self.released > 0 {
-                format!(
-                    "{requeue} {}, {dead_letter} {} and {release} {}",
-                    self.requeued, self.dead_lettered, self.released
-                )
-            } else {
-                format!(
-                    "{requeue} {} and {dead_letter} {}",
-                    self.requeued, self.dead_lettered
-                )
+                parts.push(format!("{release} {}", self.released));
             }
+            if self.cancelled > 0 {
+                parts.push(format!("{cancel} {}", self.cancelled));
+            }
+            let last = parts.pop().unwrap_or_default();
+            format!("{} and {last}", parts.join(", "))
         };
         let summary = if self.dry_run {
             format!(
                 "would {} stale jobs (dry run: nothing changed)",
-                actions("requeue", "dead-letter", "release")
+                actions(["requeue", "dead-letter", "release", "cancel"])
             )
         } else if self.total() == 0 {
             "no stale jobs".to_string()
         } else {
             format!(
                 "{} stale jobs in {} batch{}",
-                actions("requeued", "dead-lettered", "released"),
+                actions(["requeued", "dead-lettered", "released", "cancelled"]),
                 self.batches,
                 if self.batches == 1 { "" } else { "es" }
             )
@@ -1280,6 +1282,10 @@ mod tests {
         assert_eq!(
             summary(false, &[Requeue, DeadLetter]),
             "requeued 1 and dead-lettered 1 stale jobs in 1 batch"
+        );
+        assert_eq!(
+            summary(false, &[Requeue, ReapAction::Cancel, ReapAction::Cancel]),
+            "requeued 1, dead-lettered 0 and cancelled 2 stale jobs in 1 batch"
         );
     }
 }

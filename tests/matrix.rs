@@ -334,6 +334,69 @@ fn purge_by_searches_an_index_led_by_the_status(db: &dyn Db) {
         .assert_error("the status may only come first");
 }
 
+/// `reap_cancels`: the stale jobs whose cancellation was asked are
+/// cancelled, the others requeued as before. MySQL, whose UPDATE assigns
+/// in turn, refuses such a layout and changes nothing.
+fn reap_cancels_what_the_layout_says(db: &dyn Db) {
+    db.config(
+        "[layout.statuses]\ncancelled = \"cancelled\"\n\
+         [layout.predicates]\nreap_cancels = \"last_error = 'cancel asked'\"\n",
+    );
+    seeded(db);
+    db.sql(&format!(
+        "UPDATE jobs SET status = 'running', attempts = 1, locked_by = 'w', locked_at = {}, \
+         locked_until = {} WHERE id IN (1, 2)",
+        db.ago(3600),
+        db.ago(1800)
+    ));
+    db.sql("UPDATE jobs SET last_error = 'cancel asked' WHERE id = 2");
+    if db.kind() == Kind::Mysql {
+        let before = db.snapshot();
+        db.run(&["reap"]).assert_error("reap_cancels");
+        assert_eq!(db.snapshot(), before);
+        return;
+    }
+    let dry = json(db, &["reap", "--dry-run"]);
+    let reaped = json(db, &["reap"]);
+    assert_eq!(
+        reaped["jobs"], dry["jobs"],
+        "the dry run predicted the real run"
+    );
+    assert_eq!(
+        (reaped["requeued"].as_i64(), reaped["cancelled"].as_i64()),
+        (Some(1), Some(1)),
+        "{reaped}"
+    );
+    let actions: Vec<(i64, String)> = reaped["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["id"].as_i64().unwrap(),
+                j["action"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(actions, [(1, "requeue".into()), (2, "cancel".into())]);
+    assert_eq!(
+        db.count("id = 1 AND status = 'pending' AND locked_by IS NULL"),
+        1
+    );
+    assert_eq!(
+        db.count("id = 2 AND status = 'cancelled' AND locked_until IS NULL AND locked_by = 'w'"),
+        1
+    );
+    let shown = json(db, &["show", "2"]);
+    assert!(
+        shown["last_error"]
+            .as_str()
+            .unwrap()
+            .starts_with("cancelled by qctl reap: cancelled while it ran"),
+        "{shown}"
+    );
+}
+
 fn bad_input_changes_nothing(db: &dyn Db) {
     seeded(db);
     let before = db.snapshot();
@@ -659,6 +722,7 @@ on_every_backend!(
     purge_in_batches,
     purge_by_queue_purges_every_queue,
     purge_by_searches_an_index_led_by_the_status,
+    reap_cancels_what_the_layout_says,
     bad_input_changes_nothing,
     app_layout_without_a_lease,
     the_fence_survives_retry,

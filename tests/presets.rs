@@ -263,16 +263,64 @@ fn river(db: &dyn Fixture, postgres: bool) {
             "UPDATE river_job SET attempt = max_attempts, attempted_at = strftime('%Y-%m-%d %H:%M:%f', 'now', '-3 hours') WHERE id = 5",
         );
     }
+    // Job 100's cancellation was asked while it ran (River's JobCancel
+    // leaves a running job to its client, which died): the rescuer
+    // cancels it.
+    if postgres {
+        db.exec(
+            "INSERT INTO river_job (id, args, attempt, attempted_at, attempted_by, kind, max_attempts, metadata, \
+             priority, queue, scheduled_at, state) VALUES (100, '{}', 1, now() - interval '2 hours', \
+             '{dead_host}', 'send_email', 25, jsonb_build_object('cancel_attempted_at', '2026-11-30T03:00:00Z'), \
+             1, 'default', '2026-11-30 02:00:00+00', 'running')",
+        );
+    } else {
+        db.exec(
+            "INSERT INTO river_job (id, args, attempt, attempted_at, attempted_by, kind, max_attempts, metadata, \
+             priority, queue, scheduled_at, state) VALUES (100, jsonb('{}'), 1, \
+             strftime('%Y-%m-%d %H:%M:%f', 'now', '-2 hours'), jsonb('[\"dead_host\"]'), 'send_email', 25, \
+             jsonb(json_object('cancel_attempted_at', '2026-11-30T03:00:00Z')), 1, 'default', \
+             '2026-11-30 02:00:00.000', 'running')",
+        );
+    }
     let dry = db.json(&["reap", "--dry-run"]);
     assert_eq!(
-        (dry["requeued"].as_i64(), dry["dead_lettered"].as_i64()),
-        (Some(1), Some(1))
+        (
+            dry["requeued"].as_i64(),
+            dry["dead_lettered"].as_i64(),
+            dry["cancelled"].as_i64()
+        ),
+        (Some(1), Some(1), Some(1)),
+        "{dry}"
     );
     let reaped = db.json(&["reap"]);
     assert_eq!(
         reaped["jobs"], dry["jobs"],
         "the dry run predicted the real run"
     );
+    assert_eq!(
+        db.value("SELECT state FROM river_job WHERE id = 100"),
+        "cancelled"
+    );
+    if postgres {
+        assert_eq!(
+            db.int("SELECT count(*) FROM river_job WHERE id = 100 AND finalized_at > now() - interval '1 minute' \
+                    AND scheduled_at = '2026-11-30 02:00:00+00' AND cardinality(errors) = 1 AND attempt = 1 \
+                    AND metadata ->> 'river:rescue_count' = '1'"),
+            1,
+            "finalized now, its due time kept, the error appended and the rescue counted"
+        );
+    } else {
+        assert_eq!(
+            db.int(
+                "SELECT count(*) FROM river_job WHERE id = 100 AND finalized_at IS NOT NULL \
+                    AND scheduled_at = '2026-11-30 02:00:00.000' AND json_array_length(errors) = 1 \
+                    AND json_extract(metadata, '$.\"river:rescue_count\"') = 1"
+            ),
+            1,
+            "finalized now, its due time kept, the error appended and the rescue counted"
+        );
+    }
+    db.exec("DELETE FROM river_job WHERE id = 100");
     assert_eq!(
         db.value("SELECT state FROM river_job WHERE id = 6"),
         "retryable"

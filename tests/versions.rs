@@ -288,7 +288,7 @@ fn check(fixture: &Fixture, database: &str) -> Vec<String> {
         wrong.push(format!("{name}: reap --dry-run exit {code}: {stderr}"));
     } else {
         let handled = |report: &Value| {
-            ["requeued", "dead_lettered", "released"]
+            ["requeued", "dead_lettered", "released", "cancelled"]
                 .iter()
                 .map(|k| report[*k].as_i64().unwrap_or(0))
                 .sum::<i64>()
@@ -312,7 +312,7 @@ fn check(fixture: &Fixture, database: &str) -> Vec<String> {
         let (code, real, stderr) = json(db.as_ref(), &["reap"]);
         if code != 0 {
             wrong.push(format!("{name}: reap exit {code}: {stderr}"));
-        } else if ["requeued", "dead_lettered", "released"]
+        } else if ["requeued", "dead_lettered", "released", "cancelled"]
             .iter()
             .any(|k| real[*k] != dry[*k])
         {

@@ -30,6 +30,14 @@ pub struct QueueSql<'t> {
     pub now: DateTime<Utc>,
 }
 
+/// The last error reap writes for each of its actions.
+struct ReapNotes {
+    dead_letter: String,
+    requeue: String,
+    /// Where the layout cancels some stale jobs.
+    cancel: Option<String>,
+}
+
 /// The tuples a purge searches one at a time (the layout's `purge_by`):
 /// found by a loose index scan inside the purge's own statement, or read
 /// beforehand by [`QueueSql::purge_keys`] and bound, where the dialect
@@ -1025,21 +1033,60 @@ impl<'t> QueueSql<'t> {
         // The note goes with each branch's writes, so a layout that keeps
         // its system's own error text (`last_error = "keep"`) keeps it.
         let column = self.t.writable(Concept::LastError);
-        let (dead_note, requeue_note) = self.reap_notes(rule, b);
+        let note = |text: String| column.clone().map(|c| set(c, text));
+        let notes = self.reap_notes(rule, b);
         // Without attempts and a limit no job is ever exhausted: such a
         // layout never dead-letters, so its reap needs no failed state
         // (PgQueuer 0.x has none).
-        if !self.can_exhaust() {
-            return self.requeue_sets(column.map(|c| set(c, requeue_note)), b);
+        let sets = if self.can_exhaust() {
+            let dead = self.dead_letter_sets_with(note(notes.dead_letter), b)?;
+            let requeue = self.requeue_sets(note(notes.requeue), b)?;
+            self.either(&self.exhausted(), dead, requeue)
+        } else {
+            self.requeue_sets(note(notes.requeue), b)?
+        };
+        let Some(cancels) = &self.t.layout.reap_cancels else {
+            return Ok(sets);
+        };
+        // MySQL assigns left to right: a write before the predicate's
+        // CASE would change what it reads.
+        if self.d.assignments_see_new_values {
+            return Err(QctlError::usage(format!(
+                "the {} layout's reap_cancels cannot be used on this database: its UPDATE \
+                 assigns columns in turn, and the predicate may read one reap writes",
+                self.t.layout.preset
+            )));
         }
-        let dead = self.dead_letter_sets_with(column.clone().map(|c| set(c, dead_note)), b)?;
-        let requeue = self.requeue_sets(column.map(|c| set(c, requeue_note)), b)?;
-        Ok(self.either(&self.exhausted(), dead, requeue))
+        let mut cancel: Vec<Set> = notes.cancel.and_then(note).into_iter().collect();
+        cancel.push(self.status_set(Status::Cancelled)?.ok_or_else(|| {
+            QctlError::usage(format!(
+                "the {} layout's reap_cancels needs a cancelled state to write",
+                self.t.layout.preset
+            ))
+        })?);
+        cancel.extend(self.now_set(Concept::FinishedAt, b));
+        cancel.extend(self.clear(Concept::LockedUntil));
+        cancel.extend(self.now_set(Concept::UpdatedAt, b));
+        let cancel = self.with_writes(Transition::Cancel, cancel, b);
+        Ok(self.either(&format!("({cancels})"), cancel, sets))
     }
 
-    /// The last error reap records, for a dead letter and for a requeue:
-    /// what it did, why, and which worker.
-    fn reap_notes(&self, rule: StaleRule, b: &mut Binds) -> (String, String) {
+    /// What reap does to each stale job, as its batch reads it: whether it
+    /// is dead-lettered, or, where the layout cancels some, the action's
+    /// name.
+    fn reap_action(&self) -> String {
+        match &self.t.layout.reap_cancels {
+            Some(cancels) => format!(
+                "CASE WHEN ({cancels}) THEN 'cancel' WHEN {} THEN 'dead_letter' ELSE 'requeue' END",
+                self.exhausted()
+            ),
+            None => self.exhausted(),
+        }
+    }
+
+    /// The last error reap records for each of its actions: what it did,
+    /// why, and which worker.
+    fn reap_notes(&self, rule: StaleRule, b: &mut Binds) -> ReapNotes {
         let why = match rule {
             StaleRule::Lease => "lease expired".to_string(),
             StaleRule::LockAge(timeout) => format!(
@@ -1057,6 +1104,17 @@ impl<'t> QueueSql<'t> {
             worker.clone(),
             "')'".into(),
         ]);
+        // Only where the layout cancels: a bind no statement names is one
+        // too many for the server.
+        let cancel = self.t.layout.reap_cancels.as_ref().map(|_| {
+            self.d.concat(&[
+                b.push(format!(
+                    "cancelled by qctl reap: cancelled while it ran, {why} (worker "
+                )),
+                worker.clone(),
+                "')'".into(),
+            ])
+        });
         let dead = match (self.t.q(Concept::Attempts), self.t.q(Concept::MaxAttempts)) {
             (Some(attempts), Some(max)) => self.d.concat(&[
                 "'dead-lettered by qctl reap: attempts exhausted ('".into(),
@@ -1070,7 +1128,11 @@ impl<'t> QueueSql<'t> {
             // Without attempts nothing is ever dead-lettered.
             _ => "NULL".into(),
         };
-        (dead, requeue)
+        ReapNotes {
+            dead_letter: dead,
+            requeue,
+            cancel,
+        }
     }
 
     fn reap_filter(&self, request: &ReapRequest, b: &mut Binds) -> Result<String> {
@@ -1111,7 +1173,7 @@ impl<'t> QueueSql<'t> {
              UPDATE {table} SET {sets} FROM qctl_batch WHERE {join} \
              RETURNING qctl_batch.qctl_id, {queue}, qctl_batch.qctl_dead, qctl_batch.qctl_attempts, \
              {max}, qctl_batch.qctl_worker, qctl_batch.qctl_locked_at",
-            ex = self.exhausted(),
+            ex = self.reap_action(),
             attempts = opt(Concept::Attempts),
             locked_at = opt(Concept::LockedAt),
             size = b.push(request.batch_size as i64),
@@ -1144,7 +1206,7 @@ impl<'t> QueueSql<'t> {
              WHERE {filter} LIMIT {size}{lock}",
             id = self.t.must(Concept::Id),
             queue = opt(Concept::Queue),
-            ex = self.exhausted(),
+            ex = self.reap_action(),
             attempts = opt(Concept::Attempts),
             max = opt(Concept::MaxAttempts),
             worker = self.worker_expr().unwrap_or_else(|| "NULL".into()),
@@ -1176,6 +1238,7 @@ impl<'t> QueueSql<'t> {
                 Value::Text(action) if action == "release" => ReapAction::Release,
                 Value::Text(action) if action == "dead_letter" => ReapAction::DeadLetter,
                 Value::Text(action) if action == "requeue" => ReapAction::Requeue,
+                Value::Text(action) if action == "cancel" => ReapAction::Cancel,
                 other if other.as_bool().unwrap_or(false) => ReapAction::DeadLetter,
                 _ => ReapAction::Requeue,
             },
