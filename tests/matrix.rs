@@ -18,6 +18,21 @@ fn json(db: &dyn Db, args: &[&str]) -> Value {
     run.json()
 }
 
+/// What a reap report says it did to each job: (id, action).
+fn reap_actions(report: &Value) -> Vec<(i64, String)> {
+    report["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["id"].as_i64().unwrap(),
+                j["action"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
 fn seeded(db: &dyn Db) {
     db.run(&["init"]).assert_ok();
     let lines: String = (0..6)
@@ -153,19 +168,7 @@ fn reap_row_by_row(db: &dyn Db) {
     let before = db.snapshot();
     let dry = json(db, &["reap", "--dry-run"]);
     assert_eq!(db.snapshot(), before, "dry run changed nothing");
-    let actions = |v: &Value| -> Vec<(i64, String)> {
-        v["jobs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|j| {
-                (
-                    j["id"].as_i64().unwrap(),
-                    j["action"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect()
-    };
+    let actions = reap_actions;
     let expected = vec![
         (1, "requeue".to_string()),
         (2, "requeue".into()),
@@ -367,18 +370,10 @@ fn reap_cancels_what_the_layout_says(db: &dyn Db) {
         (Some(1), Some(1)),
         "{reaped}"
     );
-    let actions: Vec<(i64, String)> = reaped["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|j| {
-            (
-                j["id"].as_i64().unwrap(),
-                j["action"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    assert_eq!(actions, [(1, "requeue".into()), (2, "cancel".into())]);
+    assert_eq!(
+        reap_actions(&reaped),
+        [(1, "requeue".into()), (2, "cancel".into())]
+    );
     assert_eq!(
         db.count("id = 1 AND status = 'pending' AND locked_by IS NULL"),
         1
