@@ -93,8 +93,10 @@ build() { # system n
 }
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
-failed_targets=0
-check() { if awk -v v="$1" -v l="$2" 'BEGIN {exit !(v <= l)}'; then echo met; else failed_targets=1; echo MISSED; fi; }
+# Verdicts are printed from command substitutions (subshells): a missed
+# target is recorded in a file, which outlives them.
+missed=$(mktemp)
+check() { if awk -v v="$1" -v l="$2" 'BEGIN {exit !(v <= l)}'; then echo met; else echo "$*" >>"$missed"; echo MISSED; fi; }
 out=$(mktemp)
 timed() {
     local started=$EPOCHREALTIME rc=0
@@ -159,4 +161,7 @@ for s in "${systems[@]}"; do
     done
 done
 rm -f "$out" "$out.mem" "$out.err"
+failed_targets=0
+[[ -s $missed ]] && failed_targets=1
+rm -f "$missed"
 exit $failed_targets
