@@ -551,6 +551,11 @@ pub struct Layout {
     /// (River's rescuer cancels a job whose metadata has
     /// `cancel_attempted_at`). Needs a cancelled state.
     pub reap_cancels: Option<String>,
+    /// Which stale jobs reap dead-letters though attempts are left: their
+    /// system would fail them rather than retry them (pg-boss fails a
+    /// stately queue's job whose retry would collide with the queue's
+    /// waiting retry). Needs a failed state.
+    pub reap_dead_letters: Option<String>,
     /// The queue system's own claim statement, which `explain-claim`
     /// checks instead of qctl's (set by a preset, per database).
     pub system_claim: Option<String>,
@@ -648,6 +653,7 @@ impl Layout {
             stale_after: None,
             ready: None,
             reap_cancels: None,
+            reap_dead_letters: None,
             system_claim: None,
             driver: Driver::default(),
             refusals: Default::default(),
@@ -823,6 +829,11 @@ impl Layout {
         if let Some(cancels) = &predicates.reap_cancels {
             self.reap_cancels = (!cancels.is_empty())
                 .then(|| checked_sql(cancels, "reap_cancels predicate").map(str::to_string))
+                .transpose()?;
+        }
+        if let Some(dead) = &predicates.reap_dead_letters {
+            self.reap_dead_letters = (!dead.is_empty())
+                .then(|| checked_sql(dead, "reap_dead_letters predicate").map(str::to_string))
                 .transpose()?;
         }
         // An empty one removes it (an older release with no default).
@@ -1095,6 +1106,7 @@ impl LayoutOverrides {
             stale,
             ready,
             reap_cancels,
+            reap_dead_letters,
         } = predicates;
         preset.is_none()
             && columns.is_empty()
@@ -1102,9 +1114,19 @@ impl LayoutOverrides {
             && [pending, running, done, failed, cancelled]
                 .iter()
                 .all(|s| s.is_none())
-            && [p1, p2, p3, p4, p5, stale, ready, reap_cancels]
-                .iter()
-                .all(|p| p.is_none())
+            && [
+                p1,
+                p2,
+                p3,
+                p4,
+                p5,
+                stale,
+                ready,
+                reap_cancels,
+                reap_dead_letters,
+            ]
+            .iter()
+            .all(|p| p.is_none())
             && attempts_counted.is_none()
             && time.is_none()
             && null_due_is_now.is_none()
@@ -1137,6 +1159,8 @@ pub struct PredicateOverrides {
     pub ready: Option<String>,
     /// Which stale jobs reap cancels (their cancellation was asked).
     pub reap_cancels: Option<String>,
+    /// Which stale jobs reap dead-letters though attempts are left.
+    pub reap_dead_letters: Option<String>,
 }
 
 /// A state's stored value, or several.

@@ -392,6 +392,75 @@ fn reap_cancels_what_the_layout_says(db: &dyn Db) {
     );
 }
 
+/// `reap_dead_letters`: a stale job the predicate names is dead-lettered
+/// though it has attempts left, one that used its attempts still is, the
+/// rest are requeued; the note says why. MySQL refuses such a layout and
+/// changes nothing.
+fn reap_dead_letters_what_the_layout_says(db: &dyn Db) {
+    db.config("[layout.predicates]\nreap_dead_letters = \"last_error = 'would collide'\"\n");
+    seeded(db);
+    db.sql(&format!(
+        "UPDATE jobs SET status = 'running', attempts = 1, max_attempts = 3, locked_by = 'w', \
+         locked_at = {}, locked_until = {} WHERE id IN (1, 2, 3)",
+        db.ago(3600),
+        db.ago(1800)
+    ));
+    db.sql("UPDATE jobs SET last_error = 'would collide' WHERE id = 2");
+    db.sql("UPDATE jobs SET attempts = 3 WHERE id = 3");
+    if db.kind() == Kind::Mysql {
+        let before = db.snapshot();
+        db.run(&["reap"]).assert_error("reap_dead_letters");
+        assert_eq!(db.snapshot(), before);
+        return;
+    }
+    let dry = json(db, &["reap", "--dry-run"]);
+    let reaped = json(db, &["reap"]);
+    assert_eq!(
+        reaped["jobs"], dry["jobs"],
+        "the dry run predicted the real run"
+    );
+    assert_eq!(
+        (
+            reaped["requeued"].as_i64(),
+            reaped["dead_lettered"].as_i64()
+        ),
+        (Some(1), Some(2)),
+        "{reaped}"
+    );
+    assert_eq!(
+        reap_actions(&reaped),
+        [
+            (1, "requeue".into()),
+            (2, "dead_letter".into()),
+            (3, "dead_letter".into())
+        ]
+    );
+    assert_eq!(
+        db.count("id = 1 AND status = 'pending' AND locked_by IS NULL"),
+        1
+    );
+    assert_eq!(
+        db.count("id IN (2, 3) AND status = 'failed' AND locked_by = 'w'"),
+        2
+    );
+    let note = |id: &str| {
+        json(db, &["show", id])["last_error"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        note("2").starts_with("dead-lettered by qctl reap: its system fails it with attempts left"),
+        "{}",
+        note("2")
+    );
+    assert!(
+        note("3").starts_with("dead-lettered by qctl reap: attempts exhausted (3 of 3)"),
+        "{}",
+        note("3")
+    );
+}
+
 fn bad_input_changes_nothing(db: &dyn Db) {
     seeded(db);
     let before = db.snapshot();
@@ -718,6 +787,7 @@ on_every_backend!(
     purge_by_queue_purges_every_queue,
     purge_by_searches_an_index_led_by_the_status,
     reap_cancels_what_the_layout_says,
+    reap_dead_letters_what_the_layout_says,
     bad_input_changes_nothing,
     app_layout_without_a_lease,
     the_fence_survives_retry,

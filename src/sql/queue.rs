@@ -1027,36 +1027,27 @@ impl<'t> QueueSql<'t> {
 
     /// What reap writes, decided per row in SQL: a job with attempts left
     /// is requeued (pending, unlocked; a requeue-counting layout counts
-    /// it), one without is dead-lettered (failed; its last worker kept for
-    /// the post-mortem). The last error says which and why.
+    /// it), one without, or one the layout's `reap_dead_letters` names, is
+    /// dead-lettered (failed; its last worker kept for the post-mortem).
+    /// The last error says which and why.
     fn reap_sets(&self, rule: StaleRule, b: &mut Binds) -> Result<Vec<Set>> {
         // The note goes with each branch's writes, so a layout that keeps
         // its system's own error text (`last_error = "keep"`) keeps it.
         let column = self.t.writable(Concept::LastError);
         let note = |text: String| column.clone().map(|c| set(c, text));
         let notes = self.reap_notes(rule, b);
-        // Without attempts and a limit no job is ever exhausted: such a
-        // layout never dead-letters, so its reap needs no failed state
-        // (PgQueuer 0.x has none).
-        let sets = if self.can_exhaust() {
-            let dead = self.dead_letter_sets_with(note(notes.dead_letter), b)?;
-            let requeue = self.requeue_sets(note(notes.requeue), b)?;
-            self.either(&self.exhausted(), dead, requeue)
-        } else {
-            self.requeue_sets(note(notes.requeue), b)?
+        let sets = match self.reap_dead_letters()? {
+            Some(dead_letters) => {
+                let dead = self.dead_letter_sets_with(note(notes.dead_letter), b)?;
+                let requeue = self.requeue_sets(note(notes.requeue), b)?;
+                self.either(&dead_letters, dead, requeue)
+            }
+            None => self.requeue_sets(note(notes.requeue), b)?,
         };
         let Some(cancels) = &self.t.layout.reap_cancels else {
             return Ok(sets);
         };
-        // MySQL assigns left to right: a write before the predicate's
-        // CASE would change what it reads.
-        if self.d.assignments_see_new_values {
-            return Err(QctlError::usage(format!(
-                "the {} layout's reap_cancels cannot be used on this database: its UPDATE \
-                 assigns columns in turn, and the predicate may read one reap writes",
-                self.t.layout.preset
-            )));
-        }
+        self.predicate_may_read_writes("reap_cancels")?;
         let mut cancel: Vec<Set> = notes.cancel.and_then(note).into_iter().collect();
         cancel.push(self.status_set(Status::Cancelled)?.ok_or_else(|| {
             QctlError::usage(format!(
@@ -1074,14 +1065,50 @@ impl<'t> QueueSql<'t> {
     /// What reap does to each stale job, as its batch reads it: whether it
     /// is dead-lettered, or, where the layout cancels some, the action's
     /// name.
-    fn reap_action(&self) -> String {
-        match &self.t.layout.reap_cancels {
+    fn reap_action(&self) -> Result<String> {
+        let dead_letters = self.reap_dead_letters()?.unwrap_or_else(|| "1 = 0".into());
+        Ok(match &self.t.layout.reap_cancels {
             Some(cancels) => format!(
-                "CASE WHEN ({cancels}) THEN 'cancel' WHEN {} THEN 'dead_letter' ELSE 'requeue' END",
-                self.exhausted()
+                "CASE WHEN ({cancels}) THEN 'cancel' WHEN {dead_letters} THEN 'dead_letter' \
+                 ELSE 'requeue' END"
             ),
-            None => self.exhausted(),
+            None => dead_letters,
+        })
+    }
+
+    /// Which stale jobs reap dead-letters: those that used their attempts,
+    /// and those the layout's `reap_dead_letters` names (their system
+    /// fails them with attempts left). None: reap only requeues (a layout
+    /// without attempts and a limit, and no such predicate, never
+    /// dead-letters, so its reap needs no failed state: PgQueuer 0.x has
+    /// none).
+    fn reap_dead_letters(&self) -> Result<Option<String>> {
+        let own = match &self.t.layout.reap_dead_letters {
+            Some(predicate) => {
+                self.predicate_may_read_writes("reap_dead_letters")?;
+                Some(format!("({predicate})"))
+            }
+            None => None,
+        };
+        Ok(match (self.can_exhaust(), own) {
+            (true, Some(own)) => Some(format!("({} OR {own})", self.exhausted())),
+            (true, None) => Some(self.exhausted()),
+            (false, own) => own,
+        })
+    }
+
+    /// A layout's predicate over the row reap is writing: MySQL assigns
+    /// left to right, so a write before the predicate's CASE would change
+    /// what it reads.
+    fn predicate_may_read_writes(&self, key: &str) -> Result<()> {
+        if self.d.assignments_see_new_values {
+            return Err(QctlError::usage(format!(
+                "the {} layout's {key} cannot be used on this database: its UPDATE \
+                 assigns columns in turn, and the predicate may read one reap writes",
+                self.t.layout.preset
+            )));
         }
+        Ok(())
     }
 
     /// The last error reap records for each of its actions: what it did,
@@ -1115,18 +1142,39 @@ impl<'t> QueueSql<'t> {
                 "')'".into(),
             ])
         });
-        let dead = match (self.t.q(Concept::Attempts), self.t.q(Concept::MaxAttempts)) {
-            (Some(attempts), Some(max)) => self.d.concat(&[
+        let exhausted = match (self.t.q(Concept::Attempts), self.t.q(Concept::MaxAttempts)) {
+            (Some(attempts), Some(max)) => Some(self.d.concat(&[
                 "'dead-lettered by qctl reap: attempts exhausted ('".into(),
                 self.d.as_text(&attempts),
                 "' of '".into(),
                 self.d.as_text(&max),
                 b.push(format!("), {why} (worker ")),
+                worker.clone(),
+                "')'".into(),
+            ])),
+            _ => None,
+        };
+        // A job the layout's reap_dead_letters names may have attempts left.
+        let named = self.t.layout.reap_dead_letters.as_ref().map(|_| {
+            self.d.concat(&[
+                b.push(format!(
+                    "dead-lettered by qctl reap: its system fails it with attempts left, {why} \
+                     (worker "
+                )),
                 worker,
                 "')'".into(),
-            ]),
-            // Without attempts nothing is ever dead-lettered.
-            _ => "NULL".into(),
+            ])
+        });
+        let dead = match (exhausted, named) {
+            (Some(exhausted), Some(named)) => {
+                format!(
+                    "CASE WHEN {} THEN {exhausted} ELSE {named} END",
+                    self.exhausted()
+                )
+            }
+            (Some(note), None) | (None, Some(note)) => note,
+            // Without attempts or such a predicate nothing is dead-lettered.
+            (None, None) => "NULL".into(),
         };
         ReapNotes {
             dead_letter: dead,
@@ -1173,7 +1221,7 @@ impl<'t> QueueSql<'t> {
              UPDATE {table} SET {sets} FROM qctl_batch WHERE {join} \
              RETURNING qctl_batch.qctl_id, {queue}, qctl_batch.qctl_dead, qctl_batch.qctl_attempts, \
              {max}, qctl_batch.qctl_worker, qctl_batch.qctl_locked_at",
-            ex = self.reap_action(),
+            ex = self.reap_action()?,
             attempts = opt(Concept::Attempts),
             locked_at = opt(Concept::LockedAt),
             size = b.push(request.batch_size as i64),
@@ -1206,7 +1254,7 @@ impl<'t> QueueSql<'t> {
              WHERE {filter} LIMIT {size}{lock}",
             id = self.t.must(Concept::Id),
             queue = opt(Concept::Queue),
-            ex = self.reap_action(),
+            ex = self.reap_action()?,
             attempts = opt(Concept::Attempts),
             max = opt(Concept::MaxAttempts),
             worker = self.worker_expr().unwrap_or_else(|| "NULL".into()),

@@ -11,6 +11,9 @@
 //   node roundtrip-node.js URL VERSION bulk QUEUE N      send N short jobs (keys bulk-0..)
 //   node roundtrip-node.js URL VERSION counts QUEUE...  pg-boss's own counts (JSON)
 //   node roundtrip-node.js URL VERSION retry-own QUEUE ID      pg-boss's own boss.retry (10+)
+//   node roundtrip-node.js URL VERSION take QUEUE KEY [fail]   send KEY, fetch it with pg-boss's own
+//                                                     fetch and leave it active (its worker gone);
+//                                                     with fail, boss.fail it instead (a retry)
 //
 // Queues (pg-boss 9 has no queue table: the same settings go on each job):
 //   rt       retryLimit 2, expireInSeconds 300 (long: only qctl reap rescues in the round trip;
@@ -18,6 +21,8 @@
 //   rt_dlq   the dead-letter queue
 //   rt_fail  deadLetter rt_dlq, retryLimit 0, expireInSeconds 2 (pg-boss's supervisor fails it fast)
 //   rt_retry retryLimit 0 (a failed job stays failed until retried)
+//   rt_stately policy stately (10+: one job per state), deadLetter rt_dlq, retryLimit 2,
+//            retryDelay 3600 (a failed job waits in retry), expireInSeconds 2
 // Every job records each run in qctl_ledger(job_key, worker, pid, started_at, finished_at).
 'use strict'
 
@@ -27,7 +32,8 @@ const QUEUES = {
   rt: { retryLimit: 2, retryDelay: 0, expireInSeconds: 300 },
   rt_dlq: { retryLimit: 2, expireInSeconds: 300 },
   rt_fail: { deadLetter: 'rt_dlq', retryLimit: 0, expireInSeconds: 2 },
-  rt_retry: { retryLimit: 0, retryDelay: 0, expireInSeconds: 300 }
+  rt_retry: { retryLimit: 0, retryDelay: 0, expireInSeconds: 300 },
+  rt_stately: { policy: 'stately', deadLetter: 'rt_dlq', retryLimit: 2, retryDelay: 3600, expireInSeconds: 2 }
 }
 
 async function main () {
@@ -43,7 +49,9 @@ async function main () {
     const n = parseInt(rest[0] || '50', 10)
     const boss = L.newBoss(sys, url)
     await boss.start()
-    for (const name of ['rt_dlq', 'rt', 'rt_fail', 'rt_retry']) await L.createQueue(sys, boss, name, QUEUES[name])
+    const queues = ['rt_dlq', 'rt', 'rt_fail', 'rt_retry']
+    if (sys.major >= 10) queues.push('rt_stately') // 9 has no queue policies
+    for (const name of queues) await L.createQueue(sys, boss, name, QUEUES[name])
     const pg = new sys.pg.Client({ connectionString: url })
     await pg.connect()
     await pg.query('CREATE TABLE IF NOT EXISTS qctl_ledger (job_key text, worker text, pid int, started_at timestamptz, finished_at timestamptz)')
@@ -123,6 +131,19 @@ async function main () {
     const boss = L.newBoss(sys, url)
     await boss.start()
     console.log(JSON.stringify(await L.retry(sys, boss, queue, id)))
+    await boss.stop({ graceful: false, wait: true, timeout: 1000 }).catch(() => {})
+    return exit(0)
+  }
+
+  if (cmd === 'take') {
+    const [queue, key, then = 'leave'] = rest
+    const boss = L.newBoss(sys, url)
+    await boss.start()
+    const id = await L.send(sys, boss, queue, { key, ms: 200 }, perJob(queue))
+    if (!id) throw new Error(`pg-boss did not take ${key} into ${queue}`)
+    await L.fetchById(sys, boss, queue, id)
+    if (then === 'fail') await L.fail(sys, boss, queue, id, { message: `${key} failed` })
+    console.log(id)
     await boss.stop({ graceful: false, wait: true, timeout: 1000 }).catch(() => {})
     return exit(0)
   }

@@ -19,6 +19,10 @@
 #      rt_dlq, where a real worker runs the copy. The same situation is then left to
 #      `qctl reap` instead, which must do what the supervisor did (fail it, and copy it into rt_dlq).
 #      pg-boss 9 has no dead-letter queues: its supervisor expires the job (state expired) instead.
+#   3b. Stately collisions (pg-boss 10+): in rt_stately (policy stately, deadLetter rt_dlq, retries
+#      left) one job waits in retry and a second, fetched, times out. pg-boss's supervisor fails the
+#      second (its retry would break the queue's one-retry index) and copies it into rt_dlq; then the
+#      same is left to `qctl reap`, which must report it dead-lettered and do the same.
 #   4. `qctl retry` of a job that failed for good; the real worker then runs it to completion.
 #   5. `qctl purge --older-than 0s` of the finished jobs; pg-boss then runs 5 new jobs as before, and
 #      (12.38+) the queue's cached retained_count/total_count are not left above what is there.
@@ -202,6 +206,44 @@ if hang_and_kill dlq-2 C2; then
   fi
 else
   fail "worker C2 never took dlq-2"
+fi
+
+# --- 3b. stately collisions ---------------------------------------------------------------------
+if [ "$MAJOR" != 9 ]; then
+  # take KEY [fail]: a job of rt_stately fetched by pg-boss's own fetch and left active (or failed)
+  take() { rt take rt_stately "$@" 2>>"$LOG/take.err"; }
+  in_dlq() { sql "SELECT EXISTS (SELECT 1 FROM pgboss.job WHERE name = 'rt_dlq' AND data->>'key' = '$1')"; }
+  WAITING=$(take st-wait fail)
+  if [ "$(sql "SELECT state FROM pgboss.job WHERE id = '$WAITING'")" = retry ]; then ok "rt_stately: st-wait failed once and waits in retry (retryDelay 3600)"
+  else fail "rt_stately: st-wait is not waiting in retry: $(sql "SELECT state FROM pgboss.job WHERE id = '$WAITING'") $(tail -2 "$LOG/take.err" | tr '\n' ' ')"; fi
+  JID=$(take st-own)
+  "$NODE" "$HERE/roundtrip-node.js" "$URL" "$VERSION" supervisor > "$LOG/supervisor-stately.log" 2>&1 & S=$!; disown "$S"; PIDS+=("$S")
+  if wait_for 20 "SELECT state = 'failed' FROM pgboss.job WHERE id = '$JID'" && wait_for 5 "SELECT EXISTS (SELECT 1 FROM pgboss.job WHERE name = 'rt_dlq' AND data->>'key' = 'st-own')"; then
+    ok "pg-boss's supervisor failed the timed-out stately job whose retry would collide, and copied it into rt_dlq"
+  else fail "pg-boss's supervisor did not fail/copy st-own: $(sql "SELECT state FROM pgboss.job WHERE id = '$JID'")"; fi
+  # pg-boss 11's fetch skips the singleton keys its monitor last cached as active
+  # (queue.singletons_active): let the monitor see st-own gone before stopping it.
+  if [ "$(sql "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'pgboss' AND table_name = 'queue' AND column_name = 'singletons_active'")" = 1 ]; then
+    wait_for 10 "SELECT singletons_active IS NULL FROM pgboss.queue WHERE name = 'rt_stately'" || fail "pg-boss's monitor kept st-own in rt_stately's singletons_active"
+  fi
+  stop_worker "$S"
+  JID=$(take st-qctl)
+  sleep 2.5  # past rt_stately's expireInSeconds 2
+  r=$(qjson reap --queue rt_stately)
+  if [ "$r" = ERR ]; then fail "qctl reap --queue rt_stately: $(qerr)"
+  elif [ "$(jq -r '.dead_lettered, .requeued' <<<"$r" | paste -sd/)" = 1/0 ] && [ "$(jq -r '.jobs[0].action' <<<"$r")" = dead_letter ]; then
+    ok "qctl reap reported the colliding stately job dead-lettered"
+  else fail "qctl reap --queue rt_stately: dead-lettered $(jq -r .dead_lettered <<<"$r") requeued $(jq -r .requeued <<<"$r"), want 1 and 0"; fi
+  got=$(sql "SELECT state || ' ' || (completed_on IS NOT NULL) FROM pgboss.job WHERE id = '$JID'")
+  if [ "$got" = "failed true" ]; then ok "qctl reap left st-qctl failed and completed, as pg-boss's supervisor does"; else fail "qctl reap left st-qctl '$got'; pg-boss's supervisor makes it failed, completed"; fi
+  if [ "$(sql "SELECT state FROM pgboss.job WHERE id = '$WAITING'")" = retry ]; then ok "st-wait still waits in retry"; else fail "st-wait left retry: $(sql "SELECT state FROM pgboss.job WHERE id = '$WAITING'")"; fi
+  if [ "$(in_dlq st-qctl)" = t ]; then
+    ok "qctl reap copied st-qctl into rt_dlq, as pg-boss's supervisor does"
+    start_worker D3 rt_dlq 1; D3=$WPID
+    if wait_for 15 "SELECT count(*) = 2 FROM qctl_ledger WHERE job_key IN ('st-own', 'st-qctl') AND worker = 'D3' AND finished_at IS NOT NULL"; then ok "a real worker ran both dead-letter copies (pg-boss's and qctl's)"
+    else fail "the dead-letter copies of st-own/st-qctl were not both run: $(sql "SELECT string_agg(job_key, ',') FROM qctl_ledger WHERE worker = 'D3' AND finished_at IS NOT NULL")"; fi
+    stop_worker "$D3"
+  else fail "qctl reap wrote no copy of st-qctl into rt_dlq (pg-boss's supervisor does)"; fi
 fi
 
 # --- 4. qctl retry of a failed job ----------------------------------------------------------------
