@@ -23,7 +23,7 @@ mod figures;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
@@ -248,6 +248,24 @@ impl Db {
         }
     }
 
+    /// A statement that keeps one CPU of the server busy for `seconds`
+    /// and reads no table (SQLite: none, its statements run in the
+    /// caller's process).
+    fn busy_loop(&self, seconds: f64) -> Option<String> {
+        let micros = (seconds * 1e6) as i64;
+        match self {
+            Db::Sqlite(_) => None,
+            Db::Postgres { .. } => Some(format!(
+                "DO $$ BEGIN WHILE clock_timestamp() < now() + {micros} * interval '1 microsecond' \
+                 LOOP END LOOP; END $$"
+            )),
+            Db::Mysql { .. } => Some(format!(
+                "BEGIN NOT ATOMIC DECLARE t DATETIME(6) DEFAULT SYSDATE(6) + INTERVAL {micros} MICROSECOND; \
+                 WHILE SYSDATE(6) < t DO SET @qctl_busy = 1; END WHILE; END"
+            )),
+        }
+    }
+
     fn mysql(&self) -> Result<mysql::Conn> {
         Ok(mysql::Conn::new(mysql::Opts::from_url(&self.url())?)?)
     }
@@ -308,6 +326,10 @@ struct Reaped {
     dead: i64,
 }
 
+/// Arguments every timed reap also gets (`--reap-arg`, repeated): to try
+/// a batch size or another setting side by side with the default.
+static REAP_ARGS: OnceLock<Vec<String>> = OnceLock::new();
+
 /// Runs `qctl reap --timeout 10m` under /usr/bin/time.
 fn reap(qctl: &Path, db: &Db) -> Result<Reaped> {
     reap_at(qctl, db).map(|(reaped, _)| reaped)
@@ -329,6 +351,7 @@ fn reap_at(qctl: &Path, db: &Db) -> Result<(Reaped, Instant)> {
             "--timeout",
             "10m",
         ])
+        .args(REAP_ARGS.get().into_iter().flatten())
         .output()
         .context("run /usr/bin/time (apt-get install time)")?;
     let seconds = started.elapsed().as_secs_f64();
@@ -434,6 +457,7 @@ fn run() -> Result<bool> {
         .and_then(Path::parent)
         .map(|release| release.join("qctl"))
         .unwrap_or_else(|| PathBuf::from("qctl"));
+    let mut reap_args = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -444,17 +468,19 @@ fn run() -> Result<bool> {
             "--mysql-server" => mysql_server = args.next(),
             "--sections" => sections = args.next().context("--sections needs digits")?,
             "--backend" => backends.push(args.next().context("--backend needs a name")?),
+            "--reap-arg" => reap_args.push(args.next().context("--reap-arg needs a value")?),
             "-h" | "--help" => {
                 println!(
                     "usage: bench_reap [--quick] [--qctl PATH] [--sqlite-dir DIR] \
                      [--server CONNINFO] [--mysql-server URL] [--sections 123] \
-                     [--backend sqlite|postgres|mysql]..."
+                     [--backend sqlite|postgres|mysql]... [--reap-arg ARG]..."
                 );
                 return Ok(true);
             }
             other => bail!("unknown argument {other:?}; try --help"),
         }
     }
+    REAP_ARGS.set(reap_args).expect("set once");
     ensure!(
         qctl.is_file(),
         "no qctl binary at {}; build it or pass --qctl",
@@ -648,6 +674,7 @@ fn claims_during(db: &Db, qctl: &Path, sizes: &Sizes) -> Result<bool> {
         sizes.rounds
     );
     let mut ratios = Vec::new();
+    let mut controls = Vec::new();
     for round in 1..=sizes.rounds {
         db.build(
             qctl,
@@ -707,6 +734,37 @@ fn claims_during(db: &Db, qctl: &Path, sizes: &Sizes) -> Result<bool> {
             thousands(during.len() as i64)
         );
         ratios.push(ratio);
+        // The control: the same claims (on the reaped table) while another
+        // session keeps one CPU busy for as long as the reap took, with a
+        // statement that reads no table.
+        if let Some(busy) = db.busy_loop(reaped.seconds) {
+            let stop = AtomicBool::new(false);
+            let control = std::thread::scope(|scope| -> Result<Vec<Duration>> {
+                let claims = scope.spawn(|| claim_while(db, sizes.claimers, &stop));
+                std::thread::sleep(Duration::from_millis(200));
+                let started = Instant::now();
+                let ran = db.sql(&busy);
+                let ended = Instant::now();
+                stop.store(true, Ordering::Relaxed);
+                let claims = claims
+                    .join()
+                    .map_err(|_| anyhow::anyhow!("claimers panicked"))??;
+                ran?;
+                Ok(claims
+                    .into_iter()
+                    .filter(|(t, _)| *t >= started && *t < ended)
+                    .map(|(_, d)| d)
+                    .collect())
+            })?;
+            let p99 = percentile(&control, 0.99);
+            let ratio = p99.as_secs_f64() / p99_base.as_secs_f64().max(1e-9);
+            println!(
+                "       control: p99 {} while a CPU-bound statement that reads no table runs as long ({} claims): {ratio:.2}x",
+                ms(p99),
+                thousands(control.len() as i64)
+            );
+            controls.push(ratio);
+        }
     }
     ratios.sort_by(f64::total_cmp);
     let ratio = ratios[ratios.len() / 2];
@@ -716,6 +774,13 @@ fn claims_during(db: &Db, qctl: &Path, sizes: &Sizes) -> Result<bool> {
         "median p99 ratio {ratio:.2}x (target <= {CLAIM_P99_TARGET}x) {}",
         verdict(pass)
     );
+    if !controls.is_empty() {
+        controls.sort_by(f64::total_cmp);
+        println!(
+            "median p99 ratio of the control {:.2}x (what one busy CPU costs the claims here)",
+            controls[controls.len() / 2]
+        );
+    }
     Ok(ok)
 }
 
