@@ -6,7 +6,9 @@
 #      the two alternating on fresh tables, the verdict on the median ratio
 #   2. reap of 1,000,000 stale jobs: time, and peak memory under 50 MB
 #   3. claim p99 while a 100,000-job reap runs: at most 2.5x the p99 of the
-#      same claims with no reap running
+#      same claims with no reap running; beside each, a control: the p99
+#      while a CPU-bound statement that reads no table runs as long (on
+#      PostgreSQL and MySQL/MariaDB), what one busy CPU costs the claims
 #
 # All in examples/bench_reap.rs, which builds each table, runs the release
 # qctl under /usr/bin/time (for its peak memory), audits every reap, and
@@ -15,7 +17,9 @@
 # comparison pairs its two sides back to back.
 #
 # Usage: bash scripts/bench-reap.sh [--quick] [--backend sqlite|postgres|mysql]...
-#                                   [--sections 123]
+#                                   [--sections 123] [--reap-arg ARG]...
+#   --reap-arg ARG      passed to every timed reap (e.g. --reap-arg --batch-size
+#                       --reap-arg 250), to try a setting side by side
 #   QCTL_BENCH_SERVER   libpq keyword string without dbname
 #                       (default: host=127.0.0.1 port=5432 user=postgres)
 #   QCTL_BENCH_MYSQL    MySQL/MariaDB URL without a database
