@@ -337,6 +337,37 @@ fn purge_by_searches_an_index_led_by_the_status(db: &dyn Db) {
         .assert_error("the status may only come first");
 }
 
+/// Jobs `ids` (a SQL list) running, locked by `w` an hour ago, their
+/// lease gone half an hour ago, one attempt made.
+fn make_stale(db: &dyn Db, ids: &str) {
+    db.sql(&format!(
+        "UPDATE jobs SET status = 'running', attempts = 1, locked_by = 'w', locked_at = {}, \
+         locked_until = {} WHERE id IN ({ids})",
+        db.ago(3600),
+        db.ago(1800)
+    ));
+}
+
+/// Reaps under a layout predicate over the rows reap writes (`key`):
+/// MySQL, whose UPDATE assigns in turn, refuses it by name and changes
+/// nothing (None); elsewhere the dry run predicts the real run, whose
+/// report this is.
+fn reap_by_predicate(db: &dyn Db, key: &str) -> Option<Value> {
+    if db.kind() == Kind::Mysql {
+        let before = db.snapshot();
+        db.run(&["reap"]).assert_error(key);
+        assert_eq!(db.snapshot(), before);
+        return None;
+    }
+    let dry = json(db, &["reap", "--dry-run"]);
+    let reaped = json(db, &["reap"]);
+    assert_eq!(
+        reaped["jobs"], dry["jobs"],
+        "the dry run predicted the real run"
+    );
+    Some(reaped)
+}
+
 /// `reap_cancels`: the stale jobs whose cancellation was asked are
 /// cancelled, the others requeued as before. MySQL, whose UPDATE assigns
 /// in turn, refuses such a layout and changes nothing.
@@ -346,25 +377,11 @@ fn reap_cancels_what_the_layout_says(db: &dyn Db) {
          [layout.predicates]\nreap_cancels = \"last_error = 'cancel asked'\"\n",
     );
     seeded(db);
-    db.sql(&format!(
-        "UPDATE jobs SET status = 'running', attempts = 1, locked_by = 'w', locked_at = {}, \
-         locked_until = {} WHERE id IN (1, 2)",
-        db.ago(3600),
-        db.ago(1800)
-    ));
+    make_stale(db, "1, 2");
     db.sql("UPDATE jobs SET last_error = 'cancel asked' WHERE id = 2");
-    if db.kind() == Kind::Mysql {
-        let before = db.snapshot();
-        db.run(&["reap"]).assert_error("reap_cancels");
-        assert_eq!(db.snapshot(), before);
+    let Some(reaped) = reap_by_predicate(db, "reap_cancels") else {
         return;
-    }
-    let dry = json(db, &["reap", "--dry-run"]);
-    let reaped = json(db, &["reap"]);
-    assert_eq!(
-        reaped["jobs"], dry["jobs"],
-        "the dry run predicted the real run"
-    );
+    };
     assert_eq!(
         (reaped["requeued"].as_i64(), reaped["cancelled"].as_i64()),
         (Some(1), Some(1)),
@@ -399,26 +416,13 @@ fn reap_cancels_what_the_layout_says(db: &dyn Db) {
 fn reap_dead_letters_what_the_layout_says(db: &dyn Db) {
     db.config("[layout.predicates]\nreap_dead_letters = \"last_error = 'would collide'\"\n");
     seeded(db);
-    db.sql(&format!(
-        "UPDATE jobs SET status = 'running', attempts = 1, max_attempts = 3, locked_by = 'w', \
-         locked_at = {}, locked_until = {} WHERE id IN (1, 2, 3)",
-        db.ago(3600),
-        db.ago(1800)
-    ));
+    make_stale(db, "1, 2, 3");
+    db.sql("UPDATE jobs SET max_attempts = 3 WHERE id IN (1, 2, 3)");
     db.sql("UPDATE jobs SET last_error = 'would collide' WHERE id = 2");
     db.sql("UPDATE jobs SET attempts = 3 WHERE id = 3");
-    if db.kind() == Kind::Mysql {
-        let before = db.snapshot();
-        db.run(&["reap"]).assert_error("reap_dead_letters");
-        assert_eq!(db.snapshot(), before);
+    let Some(reaped) = reap_by_predicate(db, "reap_dead_letters") else {
         return;
-    }
-    let dry = json(db, &["reap", "--dry-run"]);
-    let reaped = json(db, &["reap"]);
-    assert_eq!(
-        reaped["jobs"], dry["jobs"],
-        "the dry run predicted the real run"
-    );
+    };
     assert_eq!(
         (
             reaped["requeued"].as_i64(),
