@@ -816,25 +816,25 @@ impl Layout {
         }
         // An empty predicate removes one (an older release of a system
         // that has no such rule).
-        if let Some(ready) = &predicates.ready {
-            self.ready = (!ready.is_empty())
-                .then(|| checked_sql(ready, "ready predicate").map(str::to_string))
-                .transpose()?;
-        }
-        if let Some(stale) = &predicates.stale {
-            self.stale = (!stale.is_empty())
-                .then(|| checked_sql(stale, "stale predicate").map(str::to_string))
-                .transpose()?;
-        }
-        if let Some(cancels) = &predicates.reap_cancels {
-            self.reap_cancels = (!cancels.is_empty())
-                .then(|| checked_sql(cancels, "reap_cancels predicate").map(str::to_string))
-                .transpose()?;
-        }
-        if let Some(dead) = &predicates.reap_dead_letters {
-            self.reap_dead_letters = (!dead.is_empty())
-                .then(|| checked_sql(dead, "reap_dead_letters predicate").map(str::to_string))
-                .transpose()?;
+        for (slot, given, name) in [
+            (&mut self.ready, &predicates.ready, "ready"),
+            (&mut self.stale, &predicates.stale, "stale"),
+            (
+                &mut self.reap_cancels,
+                &predicates.reap_cancels,
+                "reap_cancels",
+            ),
+            (
+                &mut self.reap_dead_letters,
+                &predicates.reap_dead_letters,
+                "reap_dead_letters",
+            ),
+        ] {
+            if let Some(sql) = given {
+                *slot = (!sql.is_empty())
+                    .then(|| checked_sql(sql, &format!("{name} predicate")).map(str::to_string))
+                    .transpose()?;
+            }
         }
         // An empty one removes it (an older release with no default).
         if let Some(after) = &overrides.stale_after {
