@@ -38,10 +38,15 @@ pub enum JobId {
 }
 
 impl JobId {
-    /// Parses an id typed by a user; digits become a number.
+    /// Parses an id typed by a user: a number as a number spells it
+    /// (`42`, `-1`); anything else as typed, so a text id `007` or `+1`
+    /// stays itself (an integer column still finds 7 by it: each backend
+    /// compares the text as a number there).
     pub fn parse(text: &str) -> JobId {
-        text.parse()
-            .map_or_else(|_| JobId::Text(text.to_string()), JobId::Int)
+        match text.parse::<i64>() {
+            Ok(n) if n.to_string() == text => JobId::Int(n),
+            _ => JobId::Text(text.to_string()),
+        }
     }
 }
 
