@@ -992,3 +992,55 @@ fn flags_the_layout_cannot_honour_are_refused() {
     s.run(&["--layout", "app-job-queue", "fail", "1", "--worker", "w"])
         .assert_ok();
 }
+
+#[test]
+fn text_ids_are_reaped_and_retried_as_they_are_spelled() {
+    // SQLite binds a batch's ids as one JSON array: ids that JSON must
+    // escape, and text that looks like a number, come back as themselves.
+    let s = Sandbox::new();
+    s.exec(
+        "CREATE TABLE jobs (id TEXT PRIMARY KEY, queue TEXT NOT NULL DEFAULT 'default', status TEXT NOT NULL,
+         payload TEXT NOT NULL, attempts INT NOT NULL DEFAULT 0, max_attempts INT NOT NULL DEFAULT 3,
+         run_at INT NOT NULL, locked_until INT, locked_at INT, locked_by TEXT,
+         created_at INT NOT NULL, updated_at INT NOT NULL, last_error TEXT);
+         INSERT INTO jobs (id, status, payload, attempts, run_at, locked_at, locked_by, created_at, updated_at)
+         SELECT value, 'running', '{}', 1, unixepoch() - 7200, unixepoch() - 3600, 'w', unixepoch() - 7200,
+                unixepoch() - 3600
+         FROM json_each('[\"it''s\", \"a \\\"quoted\\\" id\", \"back\\\\slash\", \"ünï\", \"42\", \"007\"]');
+         INSERT INTO jobs (id, status, payload, attempts, run_at, created_at, updated_at)
+         VALUES ('alive', 'running', '{}', 1, unixepoch(), unixepoch(), unixepoch());",
+    );
+    assert_eq!(s.count("status = 'running'"), 7);
+    let reaped = s
+        .run(&["--format", "json", "reap", "--timeout", "10m"])
+        .assert_ok()
+        .json();
+    assert_eq!(reaped["requeued"], 6, "{reaped}");
+    assert_eq!(s.count("status = 'pending' AND locked_by IS NULL"), 6);
+    assert_eq!(s.count("status = 'running' AND id = 'alive'"), 1);
+    s.exec("UPDATE jobs SET status = 'failed' WHERE status = 'pending'");
+    s.run(&[
+        "retry",
+        "it's",
+        "a \"quoted\" id",
+        "back\\slash",
+        "ünï",
+        "007",
+    ])
+    .assert_ok();
+    assert_eq!(s.count("status = 'pending'"), 5);
+    assert_eq!(s.count("status = 'failed' AND id = '42'"), 1);
+}
+
+#[test]
+fn a_number_typed_with_leading_zeros_still_finds_an_integer_id() {
+    let s = Sandbox::new();
+    s.run(&["init"]).assert_ok();
+    for _ in 0..7 {
+        s.run(&["enqueue", "--payload", "{}"]).assert_ok();
+    }
+    s.exec("UPDATE jobs SET status = 'failed', attempts = 3 WHERE id = 7");
+    s.run(&["show", "007"]).assert_ok();
+    s.run(&["retry", "007"]).assert_ok();
+    assert_eq!(s.count("id = 7 AND status = 'pending'"), 1);
+}

@@ -951,12 +951,21 @@ impl<'t> QueueSql<'t> {
         mut b: Binds,
     ) -> Stmt {
         let sets = self.sets(sets);
-        let ids: Vec<String> = ids.map(|id| b.push(id)).collect();
+        let ids: Vec<Bind> = ids.collect();
+        // One id reads better as itself.
+        let list = if self.d.json_id_lists
+            && ids.len() > 1
+            && let Some(json) = json_list(&ids)
+        {
+            format!("SELECT value FROM json_each({})", b.push(Bind::Json(json)))
+        } else {
+            let ids: Vec<String> = ids.into_iter().map(|id| b.push(id)).collect();
+            ids.join(", ")
+        };
         let text = format!(
-            "UPDATE {} SET {sets} WHERE {} IN ({}) AND {}",
+            "UPDATE {} SET {sets} WHERE {} IN ({list}) AND {}",
             self.t.table(),
             self.t.must(Concept::Id),
-            ids.join(", "),
             self.state_or_none(state),
         );
         self.stmt(&text, b)
@@ -1718,6 +1727,26 @@ pub fn id_bind(id: &JobId) -> Bind {
         JobId::Int(n) => Bind::Int(*n),
         JobId::Text(t) => Bind::Text(t.clone()),
     }
+}
+
+/// Ids as one JSON array (numbers and strings), for `json_each()`; none
+/// if an id is of another kind.
+fn json_list(ids: &[Bind]) -> Option<String> {
+    use std::fmt::Write;
+    let mut json = String::with_capacity(ids.len() * 8 + 2);
+    json.push('[');
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            json.push(',');
+        }
+        match id {
+            Bind::Int(n) => write!(json, "{n}").ok()?,
+            Bind::Text(t) => json.push_str(&serde_json::to_string(t).ok()?),
+            _ => return None,
+        }
+    }
+    json.push(']');
+    Some(json)
 }
 
 /// A value read from a row, bound again as it came.
