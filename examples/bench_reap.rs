@@ -172,7 +172,14 @@ impl Db {
         // visibility map are current, so no autovacuum of the fresh load
         // runs under the measurement.
         match self {
-            Db::Sqlite(_) => self.sql("ANALYZE jobs"),
+            // And the load is on disk (the build's close checkpointed it
+            // into the file, but the kernel may still hold it): the first
+            // fsync of the measured side would otherwise wait for it.
+            Db::Sqlite(path) => {
+                self.sql("ANALYZE jobs")?;
+                std::fs::File::open(path)?.sync_all()?;
+                Ok(())
+            }
             // And the load's dirty pages are written out before the reap
             // starts, so it does not pay for them.
             Db::Postgres { .. } => self
@@ -452,7 +459,8 @@ fn run() -> Result<bool> {
     // Which parts to run: 1 the floor, 2 the million, 3 the claims.
     let mut sections = String::from("123");
     let mut dir: Option<PathBuf> = None;
-    let mut sizes = &FULL;
+    let mut sizes = FULL;
+    let mut claimers = None;
     // target/release/examples/bench_reap -> target/release/qctl
     let mut qctl = std::env::current_exe()?
         .parent()
@@ -463,7 +471,11 @@ fn run() -> Result<bool> {
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--quick" => sizes = &QUICK,
+            "--quick" => sizes = QUICK,
+            "--claimers" => {
+                let n = args.next().context("--claimers needs a number")?;
+                claimers = Some(n.parse().context("--claimers needs a number")?);
+            }
             "--qctl" => qctl = args.next().context("--qctl needs a path")?.into(),
             "--server" => server = args.next(),
             "--sqlite-dir" => dir = args.next().map(PathBuf::from),
@@ -475,12 +487,15 @@ fn run() -> Result<bool> {
                 println!(
                     "usage: bench_reap [--quick] [--qctl PATH] [--sqlite-dir DIR] \
                      [--server CONNINFO] [--mysql-server URL] [--sections 123] \
-                     [--backend sqlite|postgres|mysql]... [--reap-arg ARG]..."
+                     [--backend sqlite|postgres|mysql]... [--reap-arg ARG]... [--claimers N]"
                 );
                 return Ok(true);
             }
             other => bail!("unknown argument {other:?}; try --help"),
         }
+    }
+    if let Some(n) = claimers {
+        sizes.claimers = n;
     }
     REAP_ARGS.set(reap_args).expect("set once");
     ensure!(
@@ -529,7 +544,7 @@ fn run() -> Result<bool> {
             }
             other => bail!("unknown backend {other:?}"),
         };
-        let result = bench(&db, &qctl, sizes, &sections);
+        let result = bench(&db, &qctl, &sizes, &sections);
         match &db {
             Db::Sqlite(path) => {
                 for suffix in ["", "-wal", "-shm"] {

@@ -18,8 +18,11 @@
 #
 # Usage: bash scripts/bench-reap.sh [--quick] [--backend sqlite|postgres|mysql]...
 #                                   [--sections 123] [--reap-arg ARG]...
+#                                   [--claimers N]
 #   --reap-arg ARG      passed to every timed reap (e.g. --reap-arg --batch-size
 #                       --reap-arg 250), to try a setting side by side
+#   --claimers N        claiming connections in section 3 (default 4, which
+#                       keep this machine's 2 CPUs busy; 1 leaves one free)
 #   QCTL_BENCH_SERVER   libpq keyword string without dbname
 #                       (default: host=127.0.0.1 port=5432 user=postgres)
 #   QCTL_BENCH_MYSQL    MySQL/MariaDB URL without a database
