@@ -1031,16 +1031,3 @@ fn text_ids_are_reaped_and_retried_as_they_are_spelled() {
     assert_eq!(s.count("status = 'pending'"), 5);
     assert_eq!(s.count("status = 'failed' AND id = '42'"), 1);
 }
-
-#[test]
-fn a_number_typed_with_leading_zeros_still_finds_an_integer_id() {
-    let s = Sandbox::new();
-    s.run(&["init"]).assert_ok();
-    for _ in 0..7 {
-        s.run(&["enqueue", "--payload", "{}"]).assert_ok();
-    }
-    s.exec("UPDATE jobs SET status = 'failed', attempts = 3 WHERE id = 7");
-    s.run(&["show", "007"]).assert_ok();
-    s.run(&["retry", "007"]).assert_ok();
-    assert_eq!(s.count("id = 7 AND status = 'pending'"), 1);
-}

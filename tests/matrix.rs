@@ -591,6 +591,21 @@ fn the_fence_survives_retry(db: &dyn Db) {
     assert_eq!(done["status"], "done");
 }
 
+/// Ids typed with leading zeros still find integer ids, one or several
+/// at once (SQLite binds several as one JSON array, the servers one
+/// placeholder each).
+fn typed_ids_find_integer_ids(db: &dyn Db) {
+    db.run(&["init"]).assert_ok();
+    for _ in 0..3 {
+        db.run(&["enqueue", "--payload", "1"]).assert_ok();
+    }
+    db.sql("UPDATE jobs SET status = 'failed', attempts = 3 WHERE id IN (2, 3)");
+    assert_eq!(json(db, &["show", "002"])["id"], 2);
+    db.run(&["retry", "002", "3"]).assert_ok();
+    assert_eq!(db.count("id IN (2, 3) AND status = 'pending'"), 2);
+    db.run(&["retry", "01"]).assert_error("not failed");
+}
+
 /// Without an attempts column the fence is the claim's lock time.
 fn the_fence_without_an_attempts_column(db: &dyn Db) {
     db.config("[layout]\nwithout = [\"attempts\", \"max_attempts\"]\n");
@@ -795,6 +810,7 @@ on_every_backend!(
     bad_input_changes_nothing,
     app_layout_without_a_lease,
     the_fence_survives_retry,
+    typed_ids_find_integer_ids,
     the_fence_without_an_attempts_column,
     payloads_are_kept_exactly,
     unmapped_statuses_are_counted,
