@@ -6,9 +6,11 @@
 #      the two alternating on fresh tables, the verdict on the median ratio
 #   2. reap of 1,000,000 stale jobs: time, and peak memory under 50 MB
 #   3. claim p99 while a 100,000-job reap runs: at most 2.5x the p99 of the
-#      same claims with no reap running; beside each, a control: the p99
-#      while a CPU-bound statement that reads no table runs as long (on
-#      PostgreSQL and MySQL/MariaDB), what one busy CPU costs the claims
+#      same claims with no reap running; beside each, two controls, each
+#      running as long as the reap did: a CPU-bound statement that reads
+#      no table (on PostgreSQL and MySQL/MariaDB; it holds a snapshot as a
+#      reap batch does), and a thread outside the database spinning (what
+#      one busy CPU alone costs the claims)
 #
 # All in examples/bench_reap.rs, which builds each table, runs the release
 # qctl under /usr/bin/time (for its peak memory), audits every reap, and
