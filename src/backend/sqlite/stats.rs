@@ -27,11 +27,17 @@ pub fn finished_sample(
     };
     let width = hi - lo + 1;
     // The probe's columns are named so that no column of the table is.
+    // The probes are looked up in rowid order, so each page of the table's
+    // b-tree is read once. In random order the page cache drops interior
+    // pages between their uses: at 10M rows, 5,954 reads of 4,408 pages,
+    // and up to 1.4x the time. The order changes no count (were SQLite to
+    // drop the ORDER BY, the lookups would only be slower).
     let (queue, key) = b.table.queue_key();
     let sql = format!(
         "WITH RECURSIVE qctl_probe(qctl_n, qctl_r) AS (SELECT 1, ?1 + abs(random() % ?2) \
-         UNION ALL SELECT qctl_n + 1, ?1 + abs(random() % ?2) FROM qctl_probe WHERE qctl_n < ?3) \
-         SELECT {state}, {queue}, count(*) FROM qctl_probe JOIN {t} ON {t}.rowid = qctl_r \
+         UNION ALL SELECT qctl_n + 1, ?1 + abs(random() % ?2) FROM qctl_probe WHERE qctl_n < ?3), \
+         qctl_sorted(qctl_s) AS MATERIALIZED (SELECT qctl_r FROM qctl_probe ORDER BY qctl_r) \
+         SELECT {state}, {queue}, count(*) FROM qctl_sorted JOIN {t} ON {t}.rowid = qctl_s \
          GROUP BY 1, {key}",
         t = b.table.table(),
         state = which_filter(finished),
