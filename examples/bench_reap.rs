@@ -762,25 +762,21 @@ fn claims_during(db: &Db, qctl: &Path, sizes: &Sizes) -> Result<bool> {
         // process spinning outside the database, which holds nothing.
         if let Some(busy) = db.busy_loop(reaped.seconds) {
             let control = claims_beside(db, sizes.claimers, || db.sql(&busy))?;
-            let ratio = percentile(&control, 0.99).as_secs_f64() / p99_base.as_secs_f64().max(1e-9);
-            println!(
-                "       control: p99 {} while a CPU-bound statement that reads no table runs as long ({} claims): {ratio:.2}x",
-                ms(percentile(&control, 0.99)),
-                thousands(control.len() as i64)
-            );
-            controls.push(ratio);
+            controls.push(control_ratio(
+                "a CPU-bound statement that reads no table runs",
+                &control,
+                p99_base,
+            ));
         }
         let spin = claims_beside(db, sizes.claimers, || {
             spin_for(Duration::from_secs_f64(reaped.seconds));
             Ok(())
         })?;
-        let ratio = percentile(&spin, 0.99).as_secs_f64() / p99_base.as_secs_f64().max(1e-9);
-        println!(
-            "       control: p99 {} while a thread outside the database spins as long ({} claims): {ratio:.2}x",
-            ms(percentile(&spin, 0.99)),
-            thousands(spin.len() as i64)
-        );
-        spins.push(ratio);
+        spins.push(control_ratio(
+            "a thread outside the database spins",
+            &spin,
+            p99_base,
+        ));
     }
     ratios.sort_by(f64::total_cmp);
     let ratio = ratios[ratios.len() / 2];
@@ -803,6 +799,19 @@ fn claims_during(db: &Db, qctl: &Path, sizes: &Sizes) -> Result<bool> {
         spins[spins.len() / 2]
     );
     Ok(ok)
+}
+
+/// Prints a control's p99 against the p99 with nothing else running, and
+/// returns the ratio.
+fn control_ratio(what: &str, claims: &[Duration], p99_base: Duration) -> f64 {
+    let p99 = percentile(claims, 0.99);
+    let ratio = p99.as_secs_f64() / p99_base.as_secs_f64().max(1e-9);
+    println!(
+        "       control: p99 {} while {what} as long ({} claims): {ratio:.2}x",
+        ms(p99),
+        thousands(claims.len() as i64)
+    );
+    ratio
 }
 
 /// The claims (and completes) from `claimers` connections that started
