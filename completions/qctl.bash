@@ -695,7 +695,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__enqueue)
-            opts="-d -q -v -h -V --payload --from-file --queue --run-at --delay --max-attempts --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
+            opts="-d -q -v -h -V --payload --from-file --queue --run-at --delay --max-attempts --load-id --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -722,6 +722,10 @@ _qctl() {
                     return 0
                     ;;
                 --max-attempts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --load-id)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -112,6 +112,7 @@ set edit:completion:arg-completer[qctl] = {|@words|
             cand --run-at 'When the job becomes ready: RFC 3339 (2026-01-31T09:00:00Z) or YYYY-MM-DD HH:MM:SS UTC'
             cand --delay 'Make the job ready after this long'
             cand --max-attempts 'Attempts before the job is dead-lettered [default: 3]'
+            cand --load-id 'Record the load under this id in qctl''s load ledger (table qctl_loads, which `qctl init` creates), in the load''s own transaction: run again with the same id after an unknown outcome (exit 3), it enqueues nothing if the first run committed. A bulk load gets a new id, printed, when the ledger exists'
             cand -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
             cand --database 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
             cand --config 'Config file [default: qctl.toml in the current directory, if present]'
@@ -233,8 +234,8 @@ set edit:completion:arg-completer[qctl] = {|@words|
         }
         &'qctl;complete'= {
             cand --worker 'The worker that claimed it'
-            cand --fence 'The fence token claim returned: the job changes only if no later claim took it, even by a worker of the same name (--attempt is the same token where it is the attempts counter)'
-            cand --attempt 'The fence token claim returned: the job changes only if no later claim took it, even by a worker of the same name (--attempt is the same token where it is the attempts counter)'
+            cand --fence 'The fence token claim returned (3-1764870000123456: the attempt and the claim''s lock time): the job changes only if no later claim took it, even by a worker of the same name, even one made again after a failover lost this claim. A bare attempt number (--attempt 3) fences off later claims on this server only'
+            cand --attempt 'The fence token claim returned (3-1764870000123456: the attempt and the claim''s lock time): the job changes only if no later claim took it, even by a worker of the same name, even one made again after a failover lost this claim. A bare attempt number (--attempt 3) fences off later claims on this server only'
             cand -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
             cand --database 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'
             cand --config 'Config file [default: qctl.toml in the current directory, if present]'
@@ -257,8 +258,8 @@ set edit:completion:arg-completer[qctl] = {|@words|
         }
         &'qctl;fail'= {
             cand --worker 'The worker that claimed it'
-            cand --fence 'The fence token claim returned: the job changes only if no later claim took it, even by a worker of the same name (--attempt is the same token where it is the attempts counter)'
-            cand --attempt 'The fence token claim returned: the job changes only if no later claim took it, even by a worker of the same name (--attempt is the same token where it is the attempts counter)'
+            cand --fence 'The fence token claim returned (3-1764870000123456: the attempt and the claim''s lock time): the job changes only if no later claim took it, even by a worker of the same name, even one made again after a failover lost this claim. A bare attempt number (--attempt 3) fences off later claims on this server only'
+            cand --attempt 'The fence token claim returned (3-1764870000123456: the attempt and the claim''s lock time): the job changes only if no later claim took it, even by a worker of the same name, even one made again after a failover lost this claim. A bare attempt number (--attempt 3) fences off later claims on this server only'
             cand --error 'Why it failed, stored in the last-error column'
             cand --retry-delay 'With attempts left, make the job ready again after this long'
             cand -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]'

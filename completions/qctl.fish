@@ -154,6 +154,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l queue -d 'Queue to
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l run-at -d 'When the job becomes ready: RFC 3339 (2026-01-31T09:00:00Z) or YYYY-MM-DD HH:MM:SS UTC' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l delay -d 'Make the job ready after this long' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l max-attempts -d 'Attempts before the job is dead-lettered [default: 3]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l load-id -d 'Record the load under this id in qctl\'s load ledger (table qctl_loads, which `qctl init` creates), in the load\'s own transaction: run again with the same id after an unknown outcome (exit 3), it enqueues nothing if the first run committed. A bulk load gets a new id, printed, when the ledger exists' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
@@ -342,7 +343,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand claim" -s v -l verbose -d 'Pri
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l worker -d 'The worker that claimed it' -r
-complete -c qctl -n "__fish_qctl_using_subcommand complete" -l fence -l attempt -d 'The fence token claim returned: the job changes only if no later claim took it, even by a worker of the same name (--attempt is the same token where it is the attempts counter)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand complete" -l fence -l attempt -d 'The fence token claim returned (3-1764870000123456: the attempt and the claim\'s lock time): the job changes only if no later claim took it, even by a worker of the same name, even one made again after a failover lost this claim. A bare attempt number (--attempt 3) fences off later claims on this server only' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
@@ -377,7 +378,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand complete" -s v -l verbose -d '
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l worker -d 'The worker that claimed it' -r
-complete -c qctl -n "__fish_qctl_using_subcommand fail" -l fence -l attempt -d 'The fence token claim returned: the job changes only if no later claim took it, even by a worker of the same name (--attempt is the same token where it is the attempts counter)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand fail" -l fence -l attempt -d 'The fence token claim returned (3-1764870000123456: the attempt and the claim\'s lock time): the job changes only if no later claim took it, even by a worker of the same name, even one made again after a failover lost this claim. A bare attempt number (--attempt 3) fences off later claims on this server only' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l error -d 'Why it failed, stored in the last-error column' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l retry-delay -d 'With attempts left, make the job ready again after this long' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r

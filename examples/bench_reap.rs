@@ -436,7 +436,7 @@ fn claim_while(db: &Db, claimers: usize, stop: &AtomicBool) -> Result<Vec<(Insta
                             &FinishRequest {
                                 id: job.id,
                                 worker: request.worker.clone(),
-                                fence: job.fence,
+                                fence: job.fence.map(|f| f.to_string()),
                                 finish: Finish::Complete,
                             },
                         )?;

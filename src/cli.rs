@@ -348,6 +348,13 @@ pub struct EnqueueArgs {
     /// Attempts before the job is dead-lettered [default: 3]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(crate::model::MAX_ATTEMPTS))]
     pub max_attempts: Option<i64>,
+
+    /// Record the load under this id in qctl's load ledger (table qctl_loads, which `qctl init`
+    /// creates), in the load's own transaction: run again with the same id after an unknown
+    /// outcome (exit 3), it enqueues nothing if the first run committed. A bulk load gets a new
+    /// id, printed, when the ledger exists
+    #[arg(long, value_name = "ID")]
+    pub load_id: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -495,11 +502,12 @@ pub struct FenceArgs {
     #[arg(long, value_name = "NAME", value_parser = parse_worker)]
     pub worker: String,
 
-    /// The fence token claim returned: the job changes only if no later claim took it, even
-    /// by a worker of the same name (--attempt is the same token where it is the attempts
-    /// counter)
+    /// The fence token claim returned (3-1764870000123456: the attempt and the claim's lock
+    /// time): the job changes only if no later claim took it, even by a worker of the same
+    /// name, even one made again after a failover lost this claim. A bare attempt number
+    /// (--attempt 3) fences off later claims on this server only
     #[arg(long, value_name = "TOKEN", visible_alias = "attempt")]
-    pub fence: Option<i64>,
+    pub fence: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -16,7 +16,12 @@ pub mod exit {
     /// Bad usage or input, cannot connect, missing table or column, SQL
     /// error. Nothing was changed.
     pub const ERROR: u8 = 2;
-    /// Interrupted by Ctrl-C (SIGINT).
+    /// The outcome of a write is unknown: its COMMIT (or a statement that
+    /// commits alone) was sent and no answer came, or a synchronous
+    /// standby never confirmed it.
+    pub const UNKNOWN: u8 = 3;
+    /// Interrupted by Ctrl-C, SIGTERM or SIGHUP before the interrupted
+    /// write's COMMIT was sent.
     pub const INTERRUPTED: u8 = 130;
 }
 
@@ -99,6 +104,38 @@ pub enum QctlError {
     )]
     Deadlock { message: String },
 
+    /// A Galera cluster refused this transaction's write set: another
+    /// node committed a change to the same rows first (certification), or
+    /// a replicated write aborted it. It was rolled back.
+    #[error(
+        "{message} — a certification conflict on the Galera cluster: another node committed a \
+         change to the same rows first; nothing of this transaction was changed, run the \
+         command again (or send the writers of one queue to one node)"
+    )]
+    Certification { message: String },
+
+    /// The database refused one job of a bulk load: the `row`-th job sent
+    /// (from 1), which the command maps back to its input line.
+    #[error("{message}")]
+    RowRefused { row: u64, message: String },
+
+    /// The connection broke, or the server ended the session, while a
+    /// statement ran: the server's answer never came.
+    #[error("{message}")]
+    ConnectionLost { message: String },
+
+    /// A COMMIT (or a statement committing alone) stopped waiting for a
+    /// synchronous standby: the primary kept it, no standby confirmed it.
+    #[error("{message}")]
+    ReplicationUnconfirmed { message: String },
+
+    /// A write whose COMMIT was sent and never answered (or never
+    /// confirmed by a synchronous standby): it may or may not stand. The
+    /// command says, around it, what may have been written and how to
+    /// find out.
+    #[error("the outcome is unknown: {what}")]
+    OutcomeUnknown { what: String },
+
     #[error("interrupted")]
     Interrupted,
 }
@@ -124,25 +161,80 @@ impl QctlError {
         })
     }
 
-    /// The exit code: 2 for errors, 1 where the answer is simply "not now".
+    /// The exit code: 2 for errors, 1 where the answer is simply "not now",
+    /// 3 where a write's outcome is unknown.
     pub fn exit_code(&self) -> u8 {
         match self {
             QctlError::AnotherReap { .. } => exit::NO,
             QctlError::Interrupted => exit::INTERRUPTED,
+            QctlError::OutcomeUnknown { .. } => exit::UNKNOWN,
             _ => exit::ERROR,
         }
+    }
+
+    /// The exit code of an error, wherever in its chain the typed error
+    /// sits: an unknown outcome wins over everything around it (a batch
+    /// loop's "stopped part-way" says what stood before it).
+    pub fn code_of(err: &anyhow::Error) -> u8 {
+        let typed = || err.chain().filter_map(|c| c.downcast_ref::<QctlError>());
+        if typed().any(|e| matches!(e, QctlError::OutcomeUnknown { .. })) {
+            return exit::UNKNOWN;
+        }
+        typed().next().map_or(exit::ERROR, QctlError::exit_code)
+    }
+
+    /// The job a bulk load's database refused, by its place among the jobs
+    /// sent (from 1), wherever it was raised.
+    pub fn refused_row(err: &anyhow::Error) -> Option<u64> {
+        err.chain()
+            .find_map(|cause| match cause.downcast_ref::<QctlError>() {
+                Some(QctlError::RowRefused { row, .. }) => Some(*row),
+                _ => None,
+            })
+    }
+
+    /// Whether the connection broke under a statement, wherever it was
+    /// raised.
+    pub fn is_connection_lost(err: &anyhow::Error) -> bool {
+        err.chain().any(|cause| {
+            matches!(
+                cause.downcast_ref::<QctlError>(),
+                Some(QctlError::ConnectionLost { .. })
+            )
+        })
+    }
+
+    /// Whether the outcome of a write is unknown, wherever it was raised.
+    pub fn is_outcome_unknown(err: &anyhow::Error) -> bool {
+        err.chain().any(|cause| {
+            matches!(
+                cause.downcast_ref::<QctlError>(),
+                Some(QctlError::OutcomeUnknown { .. })
+            )
+        })
+    }
+
+    /// Whether an error is the interrupt, wherever it was raised.
+    pub fn is_interrupted(err: &anyhow::Error) -> bool {
+        err.chain().any(|cause| {
+            matches!(
+                cause.downcast_ref::<QctlError>(),
+                Some(QctlError::Interrupted)
+            )
+        })
     }
 
     pub fn usage(message: impl Into<String>) -> anyhow::Error {
         QctlError::Usage(message.into()).into()
     }
 
-    /// Whether an error is a deadlock's rollback (safe to run again).
+    /// Whether an error is a deadlock's or a certification conflict's
+    /// rollback (safe to run again).
     pub fn is_deadlock(err: &anyhow::Error) -> bool {
         err.chain().any(|cause| {
             matches!(
                 cause.downcast_ref::<QctlError>(),
-                Some(QctlError::Deadlock { .. })
+                Some(QctlError::Deadlock { .. } | QctlError::Certification { .. })
             )
         })
     }

@@ -4,6 +4,12 @@
 //! statement whose client went away until it next writes to it), and
 //! work that must clean up after a cancelled statement (an index build
 //! leaves an INVALID index behind) finishes first.
+//!
+//! A write whose COMMIT is in flight is never abandoned: the process
+//! waits for the server's answer, so it can say what happened (the
+//! COMMIT stood, failed, or its outcome is unknown) instead of
+//! "interrupted" over work that was in fact committed. Batched commands
+//! stop at their next batch and say what their committed batches did.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -20,18 +26,55 @@ static CLEANUPS: AtomicUsize = AtomicUsize::new(0);
 static STOPPERS: AtomicUsize = AtomicUsize::new(0);
 /// Whether a loop that stops by itself took the interrupt.
 static STOPPED_ITSELF: AtomicBool = AtomicBool::new(false);
+/// COMMITs (or statements that commit alone) in flight.
+static COMMITTING: AtomicUsize = AtomicUsize::new(0);
+/// Whether the interrupt came while a COMMIT was in flight.
+static DURING_COMMIT: AtomicBool = AtomicBool::new(false);
+/// Batched commands that report what their committed batches did when
+/// interrupted (reap, purge, retry --all).
+static REPORTERS: AtomicUsize = AtomicUsize::new(0);
+/// Orders the handler's look at COMMITTING against a COMMIT about to be
+/// sent: either the handler sees it in flight and waits for its answer,
+/// or the COMMIT is never sent.
+static GATE: Mutex<()> = Mutex::new(());
+
+/// How long the handler waits for work it must not abandon (a COMMIT's
+/// answer, a cleanup, a batched command's report) before it exits anyway.
+const GRACE: Duration = Duration::from_secs(30);
 
 /// Installs the handler of Ctrl-C (SIGINT), SIGTERM and SIGHUP: a
 /// service manager's stop cleans up as Ctrl-C does.
 pub fn install() {
     let _ = ctrlc::set_handler(|| {
-        if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            // A second Ctrl-C: stop now.
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            // A second signal: stop now, saying what is not known.
+            if COMMITTING.load(Ordering::SeqCst) > 0 {
+                eprintln!(
+                    "qctl: error: the outcome is unknown: stopped while a COMMIT was in flight, \
+                     before the server answered"
+                );
+                std::process::exit(i32::from(crate::error::exit::UNKNOWN));
+            }
             std::process::exit(i32::from(crate::error::exit::INTERRUPTED));
+        }
+        let committing = {
+            let _gate = GATE.lock();
+            INTERRUPTED.store(true, Ordering::SeqCst);
+            COMMITTING.load(Ordering::SeqCst) > 0
+        };
+        if committing {
+            DURING_COMMIT.store(true, Ordering::SeqCst);
         }
         let stops_itself = STOPPERS.load(Ordering::SeqCst) > 0;
         if !stops_itself {
-            eprintln!("qctl: interrupted");
+            eprintln!(
+                "qctl: interrupted{}",
+                if committing {
+                    " while a COMMIT was in flight; waiting for the server's answer"
+                } else {
+                    ""
+                }
+            );
         }
         if let Ok(cancels) = CANCELS.lock() {
             for (_, cancel) in cancels.iter() {
@@ -43,16 +86,24 @@ pub fn install() {
             STOPPED_ITSELF.store(true, Ordering::SeqCst);
             return;
         }
-        // Let a cleanup that is under way finish (bounded), then go.
-        for _ in 0..300 {
-            if CLEANUPS.load(Ordering::SeqCst) == 0 {
-                break;
+        // What must not be abandoned (a COMMIT's answer, a cleanup, a
+        // batched command's report) ends the process itself, from the
+        // main thread; it gets a bounded time to.
+        let waits = COMMITTING.load(Ordering::SeqCst) > 0
+            || CLEANUPS.load(Ordering::SeqCst) > 0
+            || REPORTERS.load(Ordering::SeqCst) > 0;
+        if waits {
+            std::thread::sleep(GRACE);
+            if COMMITTING.load(Ordering::SeqCst) > 0 {
+                eprintln!(
+                    "qctl: error: the outcome is unknown: the server did not answer a COMMIT \
+                     within {} of the interrupt",
+                    crate::duration::format_duration(GRACE)
+                );
+                std::process::exit(i32::from(crate::error::exit::UNKNOWN));
             }
-            std::thread::sleep(Duration::from_millis(100));
         }
-        if CLEANUPS.load(Ordering::SeqCst) == 0 {
-            std::process::exit(i32::from(crate::error::exit::INTERRUPTED));
-        }
+        std::process::exit(i32::from(crate::error::exit::INTERRUPTED));
     });
 }
 
@@ -64,12 +115,60 @@ pub fn interrupted() -> bool {
 /// The exit code of a command that returned `code`: 130 where an
 /// interrupt came while it ran, even if the work finished before the
 /// cancel reached the server (the handler said "interrupted"), unless a
-/// loop that stops by itself took it (`qctl serve` stops cleanly).
+/// loop that stops by itself took it (`qctl serve` stops cleanly), or the
+/// interrupt came while the command's COMMIT was in flight and the
+/// command then ended as it says: its work stands, and the code says so.
 pub fn exit_code(code: u8) -> u8 {
-    if interrupted() && !STOPPED_ITSELF.load(Ordering::SeqCst) {
-        crate::error::exit::INTERRUPTED
-    } else {
-        code
+    if !interrupted() || STOPPED_ITSELF.load(Ordering::SeqCst) {
+        return code;
+    }
+    if DURING_COMMIT.load(Ordering::SeqCst) && code != crate::error::exit::INTERRUPTED {
+        if code == crate::error::exit::OK {
+            eprintln!(
+                "qctl: the COMMIT in flight at the interrupt completed: the work above stands"
+            );
+        }
+        return code;
+    }
+    crate::error::exit::INTERRUPTED
+}
+
+/// Marks a COMMIT (or a write statement that commits alone) about to be
+/// sent. Refused once qctl was interrupted: a COMMIT is never sent after
+/// the interrupt. While the guard lives, an interrupt cancels what the
+/// server runs but never ends the process under it: the answer (the
+/// COMMIT stood, failed, or went unanswered) is what qctl reports.
+pub fn commit_section() -> Result<CommitGuard, crate::error::QctlError> {
+    let _gate = GATE.lock();
+    if interrupted() {
+        return Err(crate::error::QctlError::Interrupted);
+    }
+    COMMITTING.fetch_add(1, Ordering::SeqCst);
+    Ok(CommitGuard)
+}
+
+pub struct CommitGuard;
+
+impl Drop for CommitGuard {
+    fn drop(&mut self) {
+        COMMITTING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Marks a batched command (reap, purge, retry --all) that stops at its
+/// next batch when interrupted and reports what its committed batches
+/// did: the interrupt cancels what the server runs and leaves the rest to
+/// the command (bounded).
+pub fn reports_itself() -> ReporterGuard {
+    REPORTERS.fetch_add(1, Ordering::SeqCst);
+    ReporterGuard
+}
+
+pub struct ReporterGuard;
+
+impl Drop for ReporterGuard {
+    fn drop(&mut self) {
+        REPORTERS.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

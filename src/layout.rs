@@ -356,22 +356,79 @@ impl TimeEncoding {
     }
 }
 
-/// What fences `complete` and `fail`: a value the claim writes and no
+/// What fences `complete` and `fail`: values the claim writes and no
 /// later claim of the same job repeats, so a worker that lost its job
 /// cannot finish the job of the worker that holds it now.
+///
+/// A counter alone repeats when a claim is lost in a failover (committed on
+/// the old primary, never replicated, the job claimed again on the new one
+/// with the same count); beside it the claim's lock time, written by the
+/// server's clock at the claim, tells the two claims apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FenceKind {
-    /// The attempts counter: every claim adds one, and nothing (retry,
-    /// reap, fail) ever lowers it.
-    Attempts,
-    /// The retry counter of a layout that counts requeues: every way back
-    /// to pending (reap, fail with attempts left, retry) adds one, so two
-    /// claims never see the same value.
-    Requeues,
-    /// No counter: the lock time the claim wrote (a timestamp), in
-    /// microseconds. Two claims in the same clock tick of the column
-    /// would share it, so counters are preferred.
-    LockTime(Concept),
+pub struct FenceKind {
+    /// A counter no later claim repeats on one server: the attempts a
+    /// claim counts, or the requeues a layout counts (every way back to
+    /// pending adds one). Nothing ever lowers it.
+    pub counter: bool,
+    /// The lock time the claim writes (the lock time, else the lease
+    /// deadline), compared to the microsecond.
+    pub time: Option<Concept>,
+}
+
+/// A fence token as `claim` prints it and `--fence` takes it: the counter
+/// and the claim's lock time in microseconds (`3-1764870000123456`), or
+/// whichever of the two the layout has (`3`, `1764870000123456`). A claim
+/// that wrote no lock time has a counter alone, and so does an attempt
+/// number given by hand (`--attempt 3`): it compares the counter only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FenceToken {
+    pub counter: Option<i64>,
+    pub micros: Option<i64>,
+}
+
+impl FenceToken {
+    /// Reads a token for a layout's fence.
+    pub fn parse(text: &str, kind: FenceKind) -> Option<FenceToken> {
+        let number = |t: &str| t.trim().parse::<i64>().ok();
+        match (kind.counter, kind.time) {
+            (true, Some(_)) => match text.split_once('-') {
+                Some((counter, micros)) => Some(FenceToken {
+                    counter: Some(number(counter)?),
+                    micros: Some(number(micros)?),
+                }),
+                None => Some(FenceToken {
+                    counter: Some(number(text)?),
+                    micros: None,
+                }),
+            },
+            (true, None) => Some(FenceToken {
+                counter: Some(number(text)?),
+                micros: None,
+            }),
+            (false, Some(_)) => Some(FenceToken {
+                counter: None,
+                micros: Some(number(text)?),
+            }),
+            (false, None) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for FenceToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.counter, self.micros) {
+            (Some(counter), Some(micros)) => write!(f, "{counter}-{micros}"),
+            (Some(counter), None) => write!(f, "{counter}"),
+            (None, Some(micros)) => write!(f, "{micros}"),
+            (None, None) => Ok(()),
+        }
+    }
+}
+
+impl serde::Serialize for FenceToken {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 /// A change of state that writes a job: the layout says what each one
@@ -721,14 +778,13 @@ impl Layout {
     /// What fences `complete` and `fail` in this layout, if anything but
     /// the worker's name can.
     pub fn fence(&self) -> Option<FenceKind> {
-        match (self.column(Concept::Attempts), self.attempts_counted) {
-            (Some(_), AttemptCounting::Claim) => Some(FenceKind::Attempts),
-            (Some(_), AttemptCounting::Requeue) => Some(FenceKind::Requeues),
-            (None, _) => [Concept::LockedAt, Concept::LockedUntil]
+        let kind = FenceKind {
+            counter: self.column(Concept::Attempts).is_some(),
+            time: [Concept::LockedAt, Concept::LockedUntil]
                 .into_iter()
-                .find(|c| self.column(*c).is_some())
-                .map(FenceKind::LockTime),
-        }
+                .find(|c| self.column(*c).is_some()),
+        };
+        (kind.counter || kind.time.is_some()).then_some(kind)
     }
 
     /// Applies the `[layout]` section of the config file.

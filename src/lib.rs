@@ -107,11 +107,15 @@ fn report(err: &anyhow::Error) -> u8 {
     if broken_pipe {
         return exit::OK;
     }
-    let code = err
-        .downcast_ref::<error::QctlError>()
-        .map_or(exit::ERROR, error::QctlError::exit_code);
+    let code = error::QctlError::code_of(err);
     if code == exit::INTERRUPTED {
-        // The handler has said so already.
+        // The handler has said "interrupted" already; what the command
+        // had done before it stopped (a batched command's committed
+        // batches) is said here.
+        let top = err.to_string();
+        if top != error::QctlError::Interrupted.to_string() {
+            eprintln!("qctl: {}", text::sanitize(&top));
+        }
         return code;
     }
     let text = text::sanitize(&format!("{err:#}"));

@@ -87,8 +87,10 @@ pub struct Job {
     pub priority: Option<i64>,
     pub locked_by: Option<String>,
     /// The token that fences `complete` and `fail` (`--fence`): the
-    /// attempts counter, or the claim's lock time in microseconds.
-    pub fence: Option<i64>,
+    /// attempts counter and the claim's lock time in microseconds
+    /// (`3-1764870000123456`), or whichever of the two the layout has.
+    #[schemars(with = "Option<String>")]
+    pub fence: Option<crate::layout::FenceToken>,
     #[serde(serialize_with = "serialize_time")]
     #[schemars(with = "Option<String>")]
     pub run_at: Option<DateTime<Utc>>,
@@ -514,11 +516,29 @@ pub struct RetryOutcome {
     pub ids: Vec<JobId>,
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct EnqueueOutcome {
     pub enqueued: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ids: Option<Vec<JobId>>,
+    /// The load's id in the load ledger (`--load-id`, or made for a bulk
+    /// load where the ledger exists).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_id: Option<String>,
+    /// The ledger already held this load: an earlier run committed it, and
+    /// nothing was enqueued this time.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub already_loaded: bool,
+    /// With `already_loaded`: how many jobs the earlier run enqueued.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loaded_jobs: Option<u64>,
+    /// When the earlier run committed it, with `already_loaded`.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "serialize_time"
+    )]
+    #[schemars(with = "Option<String>")]
+    pub loaded_at: Option<DateTime<Utc>>,
 }
 
 /// The result of a fenced `complete` or `fail`.
@@ -814,9 +834,73 @@ pub struct LayoutsReport {
     pub detailed: bool,
 }
 
+/// What the server qctl talks to is in a replicated or clustered setup:
+/// its role, and what that role says about the counts it gives and the
+/// writes it takes.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ServerRole {
+    /// `primary` (takes writes; PostgreSQL with or without standbys,
+    /// MySQL/MariaDB), `standby` (a PostgreSQL server in recovery: reads
+    /// only, its counts as old as its replay), `node` (a Galera cluster's
+    /// node), or `embedded` (SQLite).
+    pub role: &'static str,
+    /// The `host:port` that answered, where a URL lists several.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// On a standby: how far its replay is behind (0 when it has
+    /// replayed all it received), whether replay is paused, and the
+    /// primary it streams from (`sender_host:sender_port`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay_lag_seconds: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay_paused: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<String>,
+    /// On a primary: the standbys streaming from it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub standbys: Vec<Standby>,
+    /// On a PostgreSQL primary: `synchronous_standby_names` (empty: every
+    /// standby is asynchronous).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synchronous_standby_names: Option<String>,
+}
+
+impl ServerRole {
+    pub fn new(role: &'static str) -> ServerRole {
+        ServerRole {
+            role,
+            host: None,
+            replay_lag_seconds: None,
+            replay_paused: None,
+            upstream: None,
+            standbys: Vec::new(),
+            synchronous_standby_names: None,
+        }
+    }
+
+    /// The standbys that replicate asynchronously: what a failover to one
+    /// of them can lose.
+    pub fn async_standbys(&self) -> Vec<&Standby> {
+        self.standbys
+            .iter()
+            .filter(|s| s.sync_state == "async")
+            .collect()
+    }
+}
+
+/// A standby as its primary sees it (`pg_stat_replication`).
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Standby {
+    pub name: String,
+    pub client: Option<String>,
+    pub state: Option<String>,
+    /// `async`, `potential`, `sync` or `quorum`.
+    pub sync_state: String,
+}
+
 /// The version of the JSON documents' schemas (`docs/schema/vN/`): raised
 /// whenever a field is removed or changes type, never for an added one.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Why one collection of `qctl serve` failed, as `qctl_scrape_error`'s
 /// `cause` label says.

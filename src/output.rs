@@ -140,6 +140,15 @@ impl Output {
         }
     }
 
+    /// A note for a person watching the terminal, on stderr: silent with
+    /// -q and when stderr is not a terminal (scripts get it in the
+    /// document, or said by the error that needs it).
+    pub fn note_on_terminal(&self, text: &str) {
+        if self.stderr_is_terminal {
+            self.note(text);
+        }
+    }
+
     /// A warning on stderr, shown even with -q.
     pub fn warn(&self, text: &str) {
         use owo_colors::OwoColorize;

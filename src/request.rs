@@ -76,9 +76,9 @@ pub enum Finish {
 pub struct FinishRequest {
     pub id: JobId,
     pub worker: String,
-    /// The fence token claim returned: the finish changes nothing unless
-    /// the job still carries it.
-    pub fence: Option<i64>,
+    /// The fence token claim returned, as given: the finish changes
+    /// nothing unless the job still carries it.
+    pub fence: Option<String>,
     pub finish: Finish,
 }
 

@@ -612,7 +612,7 @@ fn check_names(db: &dyn Db, table: &str) {
                 "--worker",
                 impostor,
                 "--fence",
-                &job["fence"].to_string(),
+                &common::fence_of(&job),
             ],
         ] {
             let run = db.run(args);

@@ -15,7 +15,10 @@ fn init_is_idempotent_and_creates_the_indexes() {
     s.run(&["init"]).assert_ok();
     let indexes: Vec<String> = s
         .conn()
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name")
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'jobs' \
+             ORDER BY name",
+        )
         .unwrap()
         .query_map([], |r| r.get(0))
         .unwrap()
@@ -95,9 +98,20 @@ fn bulk_enqueue_from_file_and_stdin() {
         })
         .collect();
     std::fs::write(s.path("jobs.jsonl"), &lines).unwrap();
-    let run = s.run(&["--format", "json", "enqueue", "--from-file", "jobs.jsonl"]);
+    let run = s.run(&[
+        "--format",
+        "json",
+        "enqueue",
+        "--from-file",
+        "jobs.jsonl",
+        "--load-id",
+        "first-load",
+    ]);
     run.assert_ok();
-    assert_eq!(run.json(), serde_json::json!({"enqueued": 1000}));
+    assert_eq!(
+        run.json(),
+        serde_json::json!({"enqueued": 1000, "load_id": "first-load"})
+    );
     assert!(
         run.stderr.is_empty(),
         "no progress bar off a terminal: {}",

@@ -161,18 +161,23 @@ fn a_late_complete_from_a_reaped_worker_is_fenced_off() {
     assert_eq!(late.code, 1);
     assert!(late.stderr.contains("held by worker w2"), "{}", late.stderr);
     // The same worker name claiming again is told apart by the fence
-    // token (here the attempts counter; --attempt is its other name).
+    // token (the attempts counter and the claim's lock time; a bare
+    // attempt number, --attempt, compares the counter alone).
     s.exec("UPDATE jobs SET locked_until = unixepoch() - 1");
     s.run(&["reap"]).assert_ok();
-    s.run(&["claim", "--worker", "w2"]).assert_ok();
+    let claimed = s.run(&["--format", "json", "claim", "--worker", "w2"]);
+    let token = common::fence_of(&claimed.json());
+    assert!(token.starts_with("3-"), "{token}");
     let stale = s.run(&["fail", "1", "--worker", "w2", "--attempt", "2"]);
     assert_eq!(stale.code, 1);
     assert!(
-        stale.stderr.contains("under fence 3, not 2"),
+        stale
+            .stderr
+            .contains(&format!("under fence {token}, not 2:")),
         "{}",
         stale.stderr
     );
-    s.run(&["complete", "1", "--worker", "w2", "--fence", "3"])
+    s.run(&["complete", "1", "--worker", "w2", "--fence", &token])
         .assert_ok();
     assert_eq!(s.count("status = 'done' AND attempts = 3"), 1);
 }

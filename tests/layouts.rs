@@ -45,13 +45,13 @@ fn seed_001_jobs_table_works_out_of_the_box() {
     let claimed = json(s.run(&[
         "--format", "json", "claim", "--worker", "w1", "--lease", "1m",
     ]));
-    let fence = claimed["fence"].as_i64().unwrap().to_string();
+    let fence = common::fence_of(&claimed);
     let id = claimed["id"].to_string();
     json(s.run(&[
         "--format", "json", "complete", &id, "--worker", "w1", "--fence", &fence,
     ]));
     let claimed = json(s.run(&["--format", "json", "claim", "--worker", "w2"]));
-    let fence = claimed["fence"].as_i64().unwrap().to_string();
+    let fence = common::fence_of(&claimed);
     let id = claimed["id"].to_string();
     json(s.run(&[
         "--format", "json", "fail", &id, "--worker", "w2", "--fence", &fence, "--error", "boom",

@@ -290,7 +290,11 @@ fn sixteen_claimers_take_every_job_exactly_once() {
                     }
                     out.assert_ok();
                     let job = out.json();
-                    let (id, fence) = (job["id"].as_i64().unwrap(), job["fence"].as_i64().unwrap());
+                    let (id, fence, attempt) = (
+                        job["id"].as_i64().unwrap(),
+                        common::fence_of(&job),
+                        common::fence_attempt(&job),
+                    );
                     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_qctl"));
                     cmd.current_dir(&dir);
                     for name in common::CLEARED.iter().chain(&common::mysql::MYSQL_CLEARED) {
@@ -305,13 +309,13 @@ fn sixteen_claimers_take_every_job_exactly_once() {
                             "--worker",
                             &worker,
                             "--fence",
-                            &fence.to_string(),
+                            &fence,
                         ])
                         .output()
                         .unwrap(),
                     )
                     .assert_ok();
-                    done.push((id, fence));
+                    done.push((id, attempt));
                 }
             })
         })
@@ -386,20 +390,33 @@ fn fencing_refuses_a_late_worker() {
     json(&db, &["reap"]);
     let second = json(&db, &["claim", "--worker", "A"]);
     assert_eq!(
-        (first["fence"].clone(), second["fence"].clone()),
-        (json!(1), json!(2))
+        (
+            common::fence_attempt(&first),
+            common::fence_attempt(&second)
+        ),
+        (1, 2)
     );
     let late = db.run(&["complete", "1", "--worker", "A", "--fence", "1"]);
     assert_eq!(late.code, 1, "{}", late.stderr);
     assert!(
-        late.stderr.contains("under fence 2, not 1"),
+        late.stderr.contains("under fence 2-") && late.stderr.contains(", not 1:"),
         "{}",
         late.stderr
     );
     let other = db.run(&["fail", "1", "--worker", "B"]);
     assert_eq!(other.code, 1, "{}", other.stderr);
     assert_eq!(db.count("status = 'running' AND locked_by = 'A'"), 1);
-    let done = json(&db, &["complete", "1", "--worker", "A", "--fence", "2"]);
+    let done = json(
+        &db,
+        &[
+            "complete",
+            "1",
+            "--worker",
+            "A",
+            "--fence",
+            &common::fence_of(&second),
+        ],
+    );
     assert_eq!(done["status"], "done");
 }
 

@@ -800,6 +800,7 @@ fn doctor_on_postgres_checks_locks_too() {
             "layout",
             "schema",
             "name matching",
+            "replication",
             "claim plan",
             "reap plan",
             "purge plan",

@@ -47,6 +47,8 @@ struct Log {
 struct Race<'a> {
     db: &'a dyn Db,
     log: Mutex<Log>,
+    /// (job, attempt) -> the whole fence token its claim printed.
+    tokens: Mutex<HashMap<(i64, i64), String>>,
 }
 
 /// The longest a race waits for anything before failing.
@@ -57,6 +59,7 @@ impl<'a> Race<'a> {
         Race {
             db,
             log: Mutex::new(Log::default()),
+            tokens: Mutex::new(HashMap::new()),
         }
     }
 
@@ -79,13 +82,17 @@ impl<'a> Race<'a> {
         match run.code {
             0 => {
                 let job = run.json();
-                let (id, fence) = (job["id"].as_i64().unwrap(), job["fence"].as_i64().unwrap());
+                let (id, fence) = (job["id"].as_i64().unwrap(), common::fence_attempt(&job));
                 assert_eq!(job["locked_by"], worker, "{job}");
                 self.log
                     .lock()
                     .unwrap()
                     .claims
                     .push((id, fence, worker.into()));
+                self.tokens
+                    .lock()
+                    .unwrap()
+                    .insert((id, fence), common::fence_of(&job));
                 Some((id, fence))
             }
             1 => {
@@ -100,7 +107,14 @@ impl<'a> Race<'a> {
     /// accepted it (exit 0), false when it refused because the job is no
     /// longer the holder's (exit 1). Any other exit fails the test.
     fn finish(&self, verb: &str, id: i64, fence: i64, worker: &str) -> bool {
-        let (id_text, fence_text) = (id.to_string(), fence.to_string());
+        let fence_text = self
+            .tokens
+            .lock()
+            .unwrap()
+            .get(&(id, fence))
+            .cloned()
+            .unwrap_or_else(|| fence.to_string());
+        let id_text = id.to_string();
         let mut args = vec![
             "--busy-timeout",
             "30s",

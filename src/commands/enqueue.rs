@@ -16,7 +16,8 @@ use crate::db::Access;
 use crate::duration::parse_timestamp;
 use crate::error::{QctlError, exit};
 use crate::layout::Concept;
-use crate::model::{MAX_ATTEMPTS, NewJob};
+use crate::model::{EnqueueOutcome, MAX_ATTEMPTS, NewJob};
+use crate::sql::loads::{check_load_id, new_load_id};
 
 /// Attempts a job gets when neither the flag nor its line says.
 const DEFAULT_MAX_ATTEMPTS: i64 = 3;
@@ -28,6 +29,9 @@ pub fn run(ctx: &Ctx, args: &EnqueueArgs) -> Result<u8> {
         (None, Some(delay)) => now + chrono::Duration::from_std(delay)?,
         (None, None) => now,
     };
+    if let Some(id) = &args.load_id {
+        check_load_id(id).map_err(QctlError::usage)?;
+    }
     let defaults = NewJob {
         payload: String::new(),
         queue: args.queue.clone(),
@@ -35,23 +39,64 @@ pub fn run(ctx: &Ctx, args: &EnqueueArgs) -> Result<u8> {
         run_at_from_now: args.run_at.is_none(),
         max_attempts: args.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
     };
-    let outcome = match &args.from_file {
+    let single = match &args.from_file {
         None => {
             let text = args.payload.as_deref().unwrap_or_default();
             // Stored byte for byte: parsing into numbers would round
             // 123456789012345678901234567890 through a float.
             crate::json::validate(text)
                 .map_err(|err| QctlError::usage(format!("--payload is not valid JSON: {err}")))?;
-            let job = NewJob {
+            Some(NewJob {
                 payload: text.to_string(),
-                ..defaults
-            };
-            let mut backend = open(ctx, args)?;
-            backend.enqueue(&mut std::iter::once(Ok(job)), true)?
+                ..defaults.clone()
+            })
         }
-        Some(path) => {
-            // Connect first: a wrong URL should fail before stdin is read.
-            let mut backend = open(ctx, args)?;
+        Some(_) => None,
+    };
+    // Connect first: a wrong URL should fail before stdin is read.
+    let mut backend = open(ctx, args)?;
+    let load = match load_id(ctx, backend.as_mut(), args, single.is_none(), now)? {
+        Load::Committed(outcome) => {
+            ctx.out.note(&format!(
+                "qctl: load {} was committed already ({} jobs into {}{}): nothing was enqueued \
+                 this time",
+                outcome.load_id.as_deref().unwrap_or_default(),
+                with_separators(outcome.loaded_jobs.unwrap_or_default()),
+                ctx.layout.table,
+                outcome
+                    .loaded_at
+                    .map(|t| format!(" at {}", crate::model::rfc3339(&t)))
+                    .unwrap_or_default()
+            ));
+            ctx.out.emit(&outcome)?;
+            return Ok(exit::OK);
+        }
+        Load::New(load) => load,
+    };
+    let table = backend.table().layout.table.to_string();
+    let system = backend.table().layout.system.clone();
+    let outcome = match single {
+        Some(job) => backend
+            .enqueue(&mut std::iter::once(Ok(job)), true, load.as_deref())
+            .map_err(|err| {
+                unknown_or_nothing(err, || {
+                    format!(
+                        "the job may or may not be in {table}{}",
+                        match &load {
+                            Some(id) => format!(
+                                ": run the same command again with --load-id {id}, which adds \
+                                 it only if this run did not"
+                            ),
+                            None => format!(
+                                " (`qctl list --status pending` shows the newest jobs); {}",
+                                rerun_duplicates(system.as_deref())
+                            ),
+                        }
+                    )
+                })
+            })?,
+        None => {
+            let path = args.from_file.as_deref().unwrap_or(Path::new("-"));
             let (reader, length) = open_input(path)?;
             let progress = ctx.out.progress(length, "enqueueing");
             let mut jobs = JsonlJobs::new(reader, defaults, progress.clone());
@@ -60,24 +105,122 @@ pub fn run(ctx: &Ctx, args: &EnqueueArgs) -> Result<u8> {
                 .layout
                 .column(Concept::MaxAttempts)
                 .is_some();
-            let outcome = backend.enqueue(&mut jobs, false);
+            let outcome = backend.enqueue(&mut jobs, false, load.as_deref());
             progress.finish_and_clear();
-            match outcome {
-                Ok(outcome) => outcome,
-                // A parse error names its line already; a database error
-                // learns it here.
-                Err(err) if jobs.failed => return Err(err),
-                Err(err) => {
-                    return Err(err.context(format!(
-                        "enqueue stopped at line {}; nothing was enqueued",
-                        jobs.number
-                    )));
-                }
-            }
+            outcome.map_err(|err| {
+                // A row the database refused is named by its input line.
+                let err = match QctlError::refused_row(&err) {
+                    Some(row) => anyhow::anyhow!("line {}: {err:#}", jobs.line_of(row)),
+                    None => err,
+                };
+                unknown_or_nothing(err, || match &load {
+                    Some(id) => format!(
+                        "load {id} ({} jobs sent) may or may not be committed: run the same \
+                         command again with --load-id {id}, which enqueues the load only if \
+                         this run did not",
+                        with_separators(jobs.sent)
+                    ),
+                    None => format!(
+                        "the load's {} jobs may or may not be in {table}: {}",
+                        with_separators(jobs.sent),
+                        rerun_duplicates(system.as_deref())
+                    ),
+                })
+            })?
         }
     };
     ctx.out.emit(&outcome)?;
     Ok(exit::OK)
+}
+
+/// What the load ledger says before a load.
+enum Load {
+    /// The load committed in an earlier run; what it did.
+    Committed(EnqueueOutcome),
+    /// Load under this id (None: without the ledger).
+    New(Option<String>),
+}
+
+/// The load's id: the one given, or a new one for a bulk load where the
+/// ledger exists; and whether an earlier run committed it.
+fn load_id(
+    ctx: &Ctx,
+    backend: &mut dyn crate::db::Backend,
+    args: &EnqueueArgs,
+    bulk: bool,
+    now: chrono::DateTime<Utc>,
+) -> Result<Load> {
+    let ledger = crate::engine::loads::ledger_exists(backend)?;
+    let id = match (&args.load_id, ledger) {
+        (Some(_), false) => {
+            let layout = &backend.table().layout;
+            return Err(QctlError::usage(match &layout.system {
+                None => format!(
+                    "--load-id needs qctl's load ledger (table {} beside {}), which `qctl init` \
+                     creates; nothing was enqueued",
+                    crate::sql::loads::LEDGER,
+                    layout.table
+                ),
+                Some(system) => format!(
+                    "--load-id needs qctl's load ledger, which {system}'s tables do not have; \
+                     nothing was enqueued"
+                ),
+            }));
+        }
+        (Some(id), true) => id.clone(),
+        (None, true) if bulk => {
+            let id = new_load_id(now);
+            ctx.out.note_on_terminal(&format!(
+                "qctl: load id {id} (if this run's outcome is unknown, run it again with \
+                 --load-id {id})"
+            ));
+            id
+        }
+        (None, _) => return Ok(Load::New(None)),
+    };
+    Ok(match crate::engine::loads::find_load(backend, &id)? {
+        Some(record) => Load::Committed(EnqueueOutcome {
+            enqueued: 0,
+            loaded_jobs: Some(record.jobs.max(0) as u64),
+            load_id: Some(id),
+            already_loaded: true,
+            loaded_at: record.loaded_at,
+            ..EnqueueOutcome::default()
+        }),
+        None => Load::New(Some(id)),
+    })
+}
+
+/// What a re-run of a load without a ledger may do.
+fn rerun_duplicates(system: Option<&str>) -> String {
+    match system {
+        None => "a re-run may enqueue them twice (this table has no load ledger: `qctl init` \
+                 adds one, and --load-id then makes re-runs safe)"
+            .to_string(),
+        Some(system) => format!(
+            "a re-run may enqueue them twice ({system}'s tables have no load ledger qctl can use)"
+        ),
+    }
+}
+
+/// An error of an enqueue: an unknown outcome gets what may have been
+/// written and how to find out; any other error means nothing was
+/// enqueued, said once.
+fn unknown_or_nothing(err: anyhow::Error, what: impl FnOnce() -> String) -> anyhow::Error {
+    if QctlError::is_outcome_unknown(&err) {
+        err.context(what())
+    } else if QctlError::is_interrupted(&err) {
+        err
+    } else {
+        // Said last, after what went wrong: "line 4: ...; nothing was
+        // enqueued". Every such error exits 2 alike.
+        anyhow::anyhow!("{err:#}; nothing was enqueued")
+    }
+}
+
+/// A count with thousands separators (50,000).
+fn with_separators(n: u64) -> String {
+    crate::render::thousands(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
 /// Opens the queue for writing, refusing flags the table cannot store.
@@ -133,6 +276,11 @@ struct JsonlJobs {
     failed: bool,
     /// Whether the table can store a line's `max_attempts`.
     max_attempts_column: bool,
+    /// Jobs handed to the database so far.
+    sent: u64,
+    /// For each blank line skipped, the jobs sent before it: a job's place
+    /// in the load maps back to its line.
+    blanks: Vec<u64>,
 }
 
 impl JsonlJobs {
@@ -145,7 +293,14 @@ impl JsonlJobs {
             progress,
             failed: false,
             max_attempts_column: true,
+            sent: 0,
+            blanks: Vec::new(),
         }
+    }
+
+    /// The input line of the `row`-th job sent (from 1).
+    fn line_of(&self, row: u64) -> u64 {
+        row + self.blanks.partition_point(|&before| before < row) as u64
     }
 
     fn parse(&self) -> Result<NewJob> {
@@ -231,13 +386,16 @@ impl Iterator for JsonlJobs {
             self.number += 1;
             self.progress.inc(read as u64);
             if self.line.trim().is_empty() {
+                self.blanks.push(self.sent);
                 continue;
             }
             let job = self.parse().map_err(|err| {
                 self.failed = true;
-                QctlError::Usage(format!("line {}: {err}; nothing was enqueued", self.number))
-                    .into()
+                QctlError::Usage(format!("line {}: {err}", self.number)).into()
             });
+            if job.is_ok() {
+                self.sent += 1;
+            }
             return Some(job);
         }
     }

@@ -53,10 +53,21 @@ fn finish(ctx: &Ctx, args: &FenceArgs, finish: Finish) -> Result<u8> {
     let request = FinishRequest {
         id: JobId::parse(&args.id),
         worker: args.worker.clone(),
-        fence: args.fence,
+        fence: args.fence.clone(),
         finish,
     };
-    match crate::engine::finish(backend.as_mut(), &request)? {
+    let finished = crate::engine::finish(backend.as_mut(), &request).map_err(|err| {
+        if crate::error::QctlError::is_outcome_unknown(&err) {
+            err.context(format!(
+                "job {} may or may not be finished: `qctl show {}` tells; running the same \
+                 command again is safe (it is fenced)",
+                request.id, request.id
+            ))
+        } else {
+            err
+        }
+    })?;
+    match finished {
         FinishOutcome::Finished(job) => {
             ctx.out.emit(&job)?;
             Ok(exit::OK)
@@ -92,7 +103,7 @@ fn not_held(job: &Job, request: &FinishRequest) -> String {
             "job {id} is held by {worker} under fence {}, not {}: it was claimed again since \
              (reaped, retried or requeued); nothing changed",
             job.fence.map_or("-".to_string(), |f| f.to_string()),
-            request.fence.map_or("-".to_string(), |f| f.to_string())
+            request.fence.as_deref().unwrap_or("-")
         ),
         "running" => {
             format!("job {id} is held by worker {holder} now, not by {worker}; nothing changed")

@@ -205,13 +205,14 @@ pub trait Session {
         })
     }
     /// Commits, unless qctl was interrupted: work stopped by Ctrl-C or
-    /// SIGTERM is rolled back, never half kept.
+    /// SIGTERM is rolled back, never half kept. Once sent, the COMMIT's
+    /// answer is awaited whatever happens (see [`committing`]).
     fn commit(&mut self) -> Result<()> {
         if crate::interrupt::interrupted() {
             let _ = self.rollback();
             return Err(QctlError::Interrupted.into());
         }
-        self.run("COMMIT")
+        committing(|| self.run("COMMIT"))
     }
     fn rollback(&mut self) -> Result<()> {
         self.run("ROLLBACK")
@@ -228,6 +229,13 @@ pub trait Session {
     /// Keeps a built statement for the life of the connection (only for
     /// statements whose text and values do not change between runs).
     fn remember(&mut self, _key: String, _stmt: Stmt) {}
+    /// Whether another server's write may abort a transaction of this
+    /// session's, or refuse its COMMIT, without this session's statements
+    /// always saying so (a Galera node: certification): writes that decide
+    /// who holds a job are read back after their COMMIT.
+    fn writes_certified(&self) -> bool {
+        false
+    }
     /// Sets the session up for a run of maintenance batches (reap, purge),
     /// or back as it was (`on` false).
     fn batch_session(&mut self, _on: bool) -> Result<()> {
@@ -265,11 +273,13 @@ pub trait Schema {
 
 /// Loading jobs in bulk, and the size of the table.
 pub trait Bulk {
-    /// Adds every job or none.
+    /// Adds every job or none; with a load id, records the load in the
+    /// load ledger in the same transaction.
     fn enqueue(
         &mut self,
         jobs: &mut dyn Iterator<Item = Result<NewJob>>,
         return_ids: bool,
+        load: Option<&str>,
     ) -> Result<EnqueueOutcome>;
     fn table_size(&mut self) -> Result<TableSize>;
     /// On a table too big to count finished jobs in every `stats`: the
@@ -317,6 +327,11 @@ pub trait Planner {
 /// Who waits on whom, the locks maintenance takes, and the bench's
 /// scratch copy.
 pub trait Diagnostics {
+    /// The server's role in its replication or cluster; None where the
+    /// backend does not read it (SQLite has none).
+    fn server_role(&mut self) -> Result<Option<crate::model::ServerRole>> {
+        Ok(None)
+    }
     fn blocked(&mut self) -> Result<BlockedReport>;
     /// Whether [`Diagnostics::blocked`] lists the sessions that wait on a
     /// lock (SQLite shows only who holds the file).
@@ -468,6 +483,33 @@ pub struct FinishedCounts {
     pub estimated: Vec<&'static str>,
     /// Why the estimate may be off, when the backend knows.
     pub note: Option<String>,
+}
+
+/// Runs the step that makes a write durable (a COMMIT, or a write
+/// statement that commits alone) in a commit section: it is never sent
+/// after an interrupt, and once sent its answer is awaited. A failure
+/// there is named for what it means: an error the server answered with
+/// rolled the write back; a lost connection, or a synchronous standby
+/// that never confirmed it, leaves its outcome unknown.
+pub fn committing<T>(work: impl FnOnce() -> Result<T>) -> Result<T> {
+    let _section = crate::interrupt::commit_section()?;
+    work().map_err(|err| {
+        let what = err.chain().find_map(|cause| match cause.downcast_ref::<QctlError>() {
+            Some(QctlError::ConnectionLost { message }) => Some(format!(
+                "the connection was lost after the COMMIT was sent and before its answer came \
+                 ({message})"
+            )),
+            Some(QctlError::ReplicationUnconfirmed { message }) => Some(format!(
+                "the primary committed it, but no synchronous standby confirmed it ({message}); \
+                 a failover before the standbys catch up would lose it"
+            )),
+            _ => None,
+        });
+        match what {
+            Some(what) => QctlError::OutcomeUnknown { what }.into(),
+            None => err,
+        }
+    })
 }
 
 /// Runs `work` in a transaction: committed when it succeeds, rolled back

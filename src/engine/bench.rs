@@ -53,7 +53,7 @@ fn bench_mode<B: Backend + ?Sized>(
             max_attempts: 3,
         })
     });
-    setup.enqueue(&mut jobs, false)?;
+    setup.enqueue(&mut jobs, false, None)?;
     if let Some(analyze) = &scratch.analyze {
         setup.run(analyze)?;
     }
@@ -171,7 +171,7 @@ fn work(
         let request = FinishRequest {
             id: job.id.clone(),
             worker: worker.to_string(),
-            fence: job.fence,
+            fence: job.fence.map(|f| f.to_string()),
             finish: Finish::Complete,
         };
         let finished = loop {

@@ -17,7 +17,13 @@ type Checks<B> = fn(&mut B, &DoctorRequest, &mut Vec<Check>) -> Result<()>;
 
 /// Every check, in the order the report lists them.
 pub fn doctor<B: Backend + ?Sized>(b: &mut B, request: &DoctorRequest) -> Result<DoctorReport> {
-    let groups: [Checks<B>; 4] = [table_checks, plan_checks, queue_checks, lock_checks];
+    let groups: [Checks<B>; 5] = [
+        table_checks,
+        replication_checks,
+        plan_checks,
+        queue_checks,
+        lock_checks,
+    ];
     let mut checks = Vec::new();
     for group in groups {
         group(b, request, &mut checks)?;
@@ -45,6 +51,126 @@ fn table_checks<B: Backend + ?Sized>(
     let table = b.table();
     checks.extend([layout_check(table), schema_check(table), names_check(table)]);
     Ok(())
+}
+
+/// The server's place in its replication: a primary whose standbys
+/// replicate asynchronously can lose acknowledged work in a failover.
+fn replication_checks<B: Backend + ?Sized>(
+    b: &mut B,
+    _request: &DoctorRequest,
+    checks: &mut Vec<Check>,
+) -> Result<()> {
+    let role = match b.server_role() {
+        Ok(Some(role)) => role,
+        Ok(None) => return Ok(()),
+        Err(err) => {
+            checks.push(Check {
+                name: "replication",
+                status: CheckStatus::Warning,
+                detail: format!("cannot read the server's role: {err:#}"),
+            });
+            return Ok(());
+        }
+    };
+    checks.push(replication_check(&role));
+    Ok(())
+}
+
+/// What a server's role means for the work qctl acknowledges there.
+fn replication_check(role: &crate::model::ServerRole) -> Check {
+    let named = |standbys: &[&crate::model::Standby]| {
+        standbys
+            .iter()
+            .map(|s| {
+                if s.name.is_empty() {
+                    s.client.clone().unwrap_or_else(|| "(unnamed)".into())
+                } else {
+                    s.name.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match role.role {
+        "standby" => Check {
+            name: "replication",
+            status: if role.replay_paused == Some(true) {
+                CheckStatus::Failed
+            } else {
+                CheckStatus::Warning
+            },
+            detail: format!(
+                "a standby{}{}: it takes no writes, and its counts are as old as its replay{}",
+                role.upstream
+                    .as_deref()
+                    .map(|u| format!(" of {u}"))
+                    .unwrap_or_default(),
+                if role.replay_paused == Some(true) {
+                    " (replay is PAUSED)"
+                } else {
+                    ""
+                },
+                role.replay_lag_seconds
+                    .map(|l| format!(" ({} behind)", format_age(l)))
+                    .unwrap_or_default()
+            ),
+        },
+        _ if role.standbys.is_empty() => Check {
+            name: "replication",
+            status: CheckStatus::Ok,
+            detail: "no standby streams from this server".into(),
+        },
+        _ => {
+            let asynchronous = role.async_standbys();
+            let sync_names = role
+                .synchronous_standby_names
+                .as_deref()
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            if !asynchronous.is_empty() && sync_names.is_empty() {
+                Check {
+                    name: "replication",
+                    status: CheckStatus::Warning,
+                    detail: format!(
+                        "{} standby{} ({}) replicate{} asynchronously and synchronous_standby_names \
+                         is empty: a failover to one can lose claims, completes, reaps and loads \
+                         this primary acknowledged (qctl's exit 0 means committed here, not on a \
+                         standby); name them in synchronous_standby_names to keep acknowledged \
+                         work through a failover",
+                        asynchronous.len(),
+                        if asynchronous.len() == 1 { "" } else { "s" },
+                        named(&asynchronous),
+                        if asynchronous.len() == 1 { "s" } else { "" },
+                    ),
+                }
+            } else {
+                Check {
+                    name: "replication",
+                    status: CheckStatus::Ok,
+                    detail: format!(
+                        "{} standby{} ({}); synchronous_standby_names = '{sync_names}'{}",
+                        role.standbys.len(),
+                        if role.standbys.len() == 1 { "" } else { "s" },
+                        role.standbys
+                            .iter()
+                            .map(|s| format!("{}: {}", s.name, s.sync_state))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        if asynchronous.is_empty() {
+                            String::new()
+                        } else {
+                            format!(
+                                "; {} asynchronous: a failover to {} can lose acknowledged work",
+                                named(&asynchronous),
+                                if asynchronous.len() == 1 { "it" } else { "one" }
+                            )
+                        }
+                    ),
+                }
+            }
+        }
+    }
 }
 
 /// The claim, reap and purge plans, as explain-claim judges them.

@@ -9,8 +9,9 @@ use chrono::{DateTime, Utc};
 
 pub mod bench;
 pub mod doctor;
+pub mod loads;
 
-use crate::db::{Backend, FinishedCounts, TxMode, first_int, in_tx};
+use crate::db::{Backend, FinishedCounts, TxMode, committing, first_int, in_tx};
 use crate::error::QctlError;
 use crate::layout::{Concept, Status};
 use crate::model::{
@@ -26,13 +27,59 @@ use crate::sql::queue::{Fill, PurgeKeys, QueueSql, job_id};
 use crate::sql::{Row, Stmt, Value};
 
 /// Runs one write statement safely on its own: alone where the dialect
-/// allows, else in a short write transaction.
+/// allows (the statement is its own COMMIT), else in a short write
+/// transaction.
 fn write_query<B: Backend + ?Sized>(b: &mut B, stmt: &Stmt) -> Result<Vec<Row>> {
     if b.table().dialect.lone_statement_safe {
-        b.query(stmt)
+        committing(|| b.query(stmt))
     } else {
         in_tx(b, TxMode::Write, true, |b| b.query(stmt))
     }
+}
+
+/// How often a short write transaction is run again after a deadlock or
+/// a certification conflict rolled it back, and how long to wait between:
+/// on a multi-master cluster every node's workers contend for the head of
+/// the queue, so a few tries are not enough.
+const CONFLICT_TRIES: u32 = 40;
+
+/// Runs `attempt` (one short write transaction, which rolls back whole
+/// when it loses a deadlock or a certification conflict) again after such
+/// a loss, backing off with jitter; when the tries run out, the error says
+/// how many there were.
+fn retrying<B: Backend + ?Sized, T>(
+    b: &mut B,
+    mut attempt: impl FnMut(&mut B) -> Result<T>,
+) -> Result<T> {
+    let started = std::time::Instant::now();
+    let mut tries = 0u32;
+    loop {
+        match attempt(b) {
+            Err(err) if QctlError::is_deadlock(&err) && !crate::interrupt::interrupted() => {
+                tries += 1;
+                if tries >= CONFLICT_TRIES {
+                    return Err(err.context(format!(
+                        "gave up after {tries} tries over {:.1} s, each rolled back whole",
+                        started.elapsed().as_secs_f64()
+                    )));
+                }
+                std::thread::sleep(backoff(tries));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// The wait before try `n + 1`: 2 ms doubling up to 128 ms, with jitter so
+/// contending writers spread out.
+fn backoff(n: u32) -> std::time::Duration {
+    let base = 2u64 << n.min(6);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or_default();
+    let jitter = u64::from(nanos) % base.max(1);
+    std::time::Duration::from_millis(base / 2 + jitter / 2 + 1)
 }
 
 fn sql<B: Backend + ?Sized>(b: &B) -> QueueSql<'_> {
@@ -77,14 +124,40 @@ pub fn claim<B: Backend + ?Sized>(
         return Ok(row.map(|row| sql(b).decode_job(row)));
     }
     // InnoDB may pick a claim as a deadlock's victim (a locking read of a
-    // secondary index against a finish of the same row); the rollback
-    // undid it all, so it is tried again.
-    let mut tries = 0;
-    loop {
-        match in_tx(b, TxMode::Write, true, |b| claim_in_tx(b, request, lock)) {
-            Err(err) if QctlError::is_deadlock(&err) && tries < 3 => tries += 1,
-            other => return other,
+    // secondary index against a finish of the same row), and a Galera
+    // node's certification may refuse it (another node claimed the same
+    // job first); the rollback undid it all, so it is tried again.
+    retrying(b, |b| {
+        let job = in_tx(b, TxMode::Write, true, |b| claim_in_tx(b, request, lock))?;
+        match job {
+            Some(job) if b.writes_certified() => confirm_claim(b, job, request).map(Some),
+            other => Ok(other),
         }
+    })
+}
+
+/// Reads a claimed job back after its COMMIT where another node's write
+/// may have aborted the transaction under it (a Galera cluster): the claim
+/// stands only if the job is running under this worker and this claim's
+/// fence token. Otherwise the claim is lost, and it is tried again as a
+/// certification conflict.
+fn confirm_claim<B: Backend + ?Sized>(b: &mut B, job: Job, request: &ClaimRequest) -> Result<Job> {
+    let now = find(b, &job.id)?;
+    match now {
+        Some(now)
+            if now.status == Status::Running.name()
+                && now.locked_by.as_deref() == Some(request.worker.as_str())
+                && now.fence == job.fence =>
+        {
+            Ok(now)
+        }
+        _ => Err(QctlError::Certification {
+            message: format!(
+                "the claim of job {} did not stand after its COMMIT (read back from the node)",
+                job.id
+            ),
+        }
+        .into()),
     }
 }
 
@@ -111,7 +184,21 @@ pub fn claim_in_tx<B: Backend + ?Sized>(
         return Ok(None);
     };
     let apply = sql(b).claim_apply(request, &id)?;
-    b.execute(&apply)?;
+    let changed = b.execute(&apply)?;
+    if changed != 1 {
+        // The row locked by the pick must change; anything else means the
+        // transaction is not what it seems (a Galera node aborted it under
+        // a replicated write): it is rolled back and tried again.
+        let message = format!(
+            "the claim's UPDATE of job {} changed {changed} rows, not 1",
+            job_id(id)
+        );
+        return Err(if b.writes_certified() {
+            QctlError::Certification { message }.into()
+        } else {
+            anyhow::anyhow!("{message}: nothing was claimed")
+        });
+    }
     find(b, &job_id(id))
 }
 
@@ -152,7 +239,7 @@ pub fn finish<B: Backend + ?Sized>(b: &mut B, request: &FinishRequest) -> Result
     let finished = if dialect.update_returning && dialect.lone_statement_safe {
         // One statement, its own transaction: a worker's complete costs
         // one round trip.
-        b.query(&stmt)?
+        committing(|| b.query(&stmt))?
             .into_iter()
             .next()
             .map(|row| sql(b).decode_job(row))
@@ -167,23 +254,32 @@ pub fn finish<B: Backend + ?Sized>(b: &mut B, request: &FinishRequest) -> Result
         let deletes =
             b.table().layout.complete_deletes && matches!(request.finish, Finish::Complete);
         let before = deletes.then(|| sql(b).show_locked(&request.id));
-        in_tx(b, TxMode::Write, true, |b| {
-            let job = match &before {
-                Some(show) => b
-                    .query(show)?
-                    .into_iter()
-                    .next()
-                    .map(|r| sql(b).decode_job(r)),
-                None => None,
-            };
-            if b.execute(&stmt)? == 1 {
-                if deletes {
-                    Ok(job)
+        retrying(b, |b| {
+            let job = in_tx(b, TxMode::Write, true, |b| {
+                let job = match &before {
+                    Some(show) => b
+                        .query(show)?
+                        .into_iter()
+                        .next()
+                        .map(|r| sql(b).decode_job(r)),
+                    None => None,
+                };
+                if b.execute(&stmt)? == 1 {
+                    if deletes {
+                        Ok(job)
+                    } else {
+                        find(b, &request.id)
+                    }
                 } else {
-                    find(b, &request.id)
+                    Ok(None)
                 }
-            } else {
-                Ok(None)
+            })?;
+            match job {
+                Some(job) if b.writes_certified() => {
+                    confirm_finish(b, request, deletes)?;
+                    Ok(Some(job))
+                }
+                other => Ok(other),
             }
         })?
     };
@@ -201,6 +297,36 @@ pub fn finish<B: Backend + ?Sized>(b: &mut B, request: &FinishRequest) -> Result
             find(b, &request.id)?.ok_or_else(|| no_such_job(b, &request.id))?,
         )),
     }
+}
+
+/// Reads a finished job back after its COMMIT where another node's write
+/// may have aborted the transaction under it (a Galera cluster): the
+/// finish stands only if the job is no longer running under this worker.
+/// Otherwise it did not happen, and it is tried again (it is fenced: a
+/// job claimed by another worker since is refused then).
+fn confirm_finish<B: Backend + ?Sized>(
+    b: &mut B,
+    request: &FinishRequest,
+    deletes: bool,
+) -> Result<()> {
+    let now = find(b, &request.id)?;
+    let stands = match &now {
+        None => deletes,
+        Some(job) => {
+            job.status != Status::Running.name()
+                || job.locked_by.as_deref() != Some(request.worker.as_str())
+        }
+    };
+    if stands {
+        return Ok(());
+    }
+    Err(QctlError::Certification {
+        message: format!(
+            "the finish of job {} did not stand after its COMMIT (read back from the node)",
+            request.id
+        ),
+    }
+    .into())
 }
 
 /// Puts dead-lettered jobs back to pending: the listed ones all or none,
@@ -356,13 +482,30 @@ pub fn retry<B: Backend + ?Sized>(
                 })?;
             } else {
                 let alone = one_statement && b.table().dialect.lone_statement_safe;
+                let _reports = crate::interrupt::reports_itself();
                 loop {
-                    let done = if alone {
-                        batch(b)
-                    } else {
-                        in_tx(b, TxMode::Write, true, batch)
+                    if crate::interrupt::interrupted() {
+                        return Err(stopped_after(
+                            QctlError::Interrupted.into(),
+                            ids.len() as u64,
+                            "retried",
+                        ));
                     }
-                    .map_err(|e| stopped_after(e, ids.len() as u64, "retried"))?;
+                    let done = if alone {
+                        committing(|| batch(b))
+                    } else {
+                        retrying(b, |b| in_tx(b, TxMode::Write, true, batch))
+                    }
+                    .map_err(|e| {
+                        let e = unknown_batch(
+                            e,
+                            batch_size,
+                            "retried",
+                            "`qctl list --status failed` shows the dead letters left, and running \
+                             `qctl retry --all` again finishes the work",
+                        );
+                        stopped_after(e, ids.len() as u64, "retried")
+                    })?;
                     if done.is_empty() {
                         break;
                     }
@@ -440,19 +583,32 @@ pub fn reap<B: Backend + ?Sized>(
         let follows = b.table().layout.steps.contains_key("after_reap");
         d.update_from_returning && d.lone_statement_safe && !own_steps && !follows
     };
+    // Interrupted, it stops at its next batch and says what the committed
+    // ones did.
+    let _reports = crate::interrupt::reports_itself();
     b.batch_session(true)?;
     let mut pacer = Pacer::new(b, request);
     let mut batch_request = request.clone();
     let result = loop {
+        if crate::interrupt::interrupted() {
+            break Err(stopped_after(
+                QctlError::Interrupted.into(),
+                outcome.total(),
+                "reaped",
+            ));
+        }
         batch_request.batch_size = pacer.size;
         let started = std::time::Instant::now();
         let batch = if one_statement {
-            reap_batch(b, &batch_request)
+            committing(|| reap_batch(b, &batch_request))
         } else {
-            in_tx(b, TxMode::Write, true, |b| reap_batch(b, &batch_request))
+            retrying(b, |b| {
+                in_tx(b, TxMode::Write, true, |b| reap_batch(b, &batch_request))
+            })
         };
         // A batch's jobs are reported once it has committed: a stream
-        // never shows a job that an interrupted batch put back.
+        // never shows a job that an interrupted batch put back, nor one
+        // whose batch's outcome is unknown.
         match batch {
             Ok(jobs) if jobs.is_empty() => break Ok(()),
             Ok(jobs) => {
@@ -461,11 +617,32 @@ pub fn reap<B: Backend + ?Sized>(
                 }
                 pacer.after_batch(b, started);
             }
-            Err(err) => break Err(stopped_after(err, outcome.total(), "reaped")),
+            Err(err) => {
+                let err = unknown_batch(err, batch_request.batch_size, "reaped", REAP_CHECK);
+                break Err(stopped_after(err, outcome.total(), "reaped"));
+            }
         }
     };
-    b.batch_session(false)?;
+    // The error that stopped the batches is the one to tell: a session
+    // whose connection broke cannot be reset either, and does not need to.
+    let _ = b.batch_session(false);
     result.map(|()| outcome)
+}
+
+/// How to find out what a reap batch of unknown outcome did.
+const REAP_CHECK: &str = "`qctl reap --dry-run` lists the jobs still stale, and running `qctl \
+                          reap` again finishes the work";
+
+/// A batch whose COMMIT went unanswered: it says how big it could have
+/// been and how to find out what it did.
+fn unknown_batch(err: anyhow::Error, size: u64, verb: &str, check: &str) -> anyhow::Error {
+    if QctlError::is_outcome_unknown(&err) {
+        err.context(format!(
+            "the batch in flight (up to {size} jobs) may or may not have been {verb}: {check}"
+        ))
+    } else {
+        err
+    }
 }
 
 /// Runs a layout's own statements in order, in the caller's transaction;
@@ -578,9 +755,11 @@ pub fn purge<B: Backend + ?Sized>(b: &mut B, request: &PurgeRequest) -> Result<P
         return Ok(outcome);
     }
     let one_statement = b.table().dialect.self_subquery && !purges_others(b);
+    let _reports = crate::interrupt::reports_itself();
     b.batch_session(true)?;
     let result = purge_batches(b, request, &keys, one_statement, &mut outcome);
-    b.batch_session(false)?;
+    // The error that stopped the batches is the one to tell.
+    let _ = b.batch_session(false);
     result.map(|()| outcome)
 }
 
@@ -599,15 +778,33 @@ fn purge_batches<B: Backend + ?Sized>(
 ) -> Result<()> {
     let alone = one_statement && b.table().dialect.lone_statement_safe;
     loop {
+        if crate::interrupt::interrupted() {
+            return Err(stopped_after(
+                QctlError::Interrupted.into(),
+                outcome.purged,
+                "deleted",
+            ));
+        }
         let started = std::time::Instant::now();
         let deleted = if alone {
-            purge_one(b, request, keys, one_statement)
+            committing(|| purge_one(b, request, keys, one_statement))
         } else {
-            in_tx(b, TxMode::Write, true, |b| {
-                purge_one(b, request, keys, one_statement)
+            retrying(b, |b| {
+                in_tx(b, TxMode::Write, true, |b| {
+                    purge_one(b, request, keys, one_statement)
+                })
             })
         }
-        .map_err(|e| stopped_after(e, outcome.purged, "deleted"))?;
+        .map_err(|e| {
+            let e = unknown_batch(
+                e,
+                request.batch_size,
+                "deleted",
+                "`qctl purge --dry-run` counts the jobs still to delete, and running `qctl \
+                 purge` again finishes the work",
+            );
+            stopped_after(e, outcome.purged, "deleted")
+        })?;
         if deleted == 0 {
             break;
         }

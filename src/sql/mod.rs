@@ -10,6 +10,7 @@
 
 pub mod ddl;
 pub mod dialect;
+pub mod loads;
 pub mod queue;
 pub mod schema;
 pub mod sqltext;
@@ -232,7 +233,7 @@ mod snapshots {
         let finish = |finish| FinishRequest {
             id: JobId::Int(7),
             worker: "w1".into(),
-            fence: Some(2),
+            fence: Some("2-1764870000123456".into()),
             finish,
         };
         let rule = if table.q(crate::layout::Concept::LockedUntil).is_some() {

@@ -15,7 +15,7 @@ use super::dialect::{LockMode, TimeExpr};
 use super::schema::{ColumnKind, JobSelect, QueueTable};
 use super::{Bind, Binds, Dialect, Row, Stmt, Value, time};
 use crate::error::QctlError;
-use crate::layout::{Assign, AttemptCounting, Concept, FenceKind, Status, Transition, literal};
+use crate::layout::{Assign, AttemptCounting, Concept, FenceToken, Status, Transition, literal};
 use crate::model::StaleRule;
 use crate::model::{Job, JobId, Payload, ReapAction, ReapedJob};
 use crate::request::{
@@ -462,12 +462,18 @@ impl<'t> QueueSql<'t> {
             time(Concept::FinishedAt),
         );
         let attempts = take(Concept::Attempts).as_i64();
-        let fence = match self.t.layout.fence() {
-            Some(FenceKind::Attempts | FenceKind::Requeues) => attempts,
-            Some(FenceKind::LockTime(Concept::LockedUntil)) => locked_until.map(time::micros),
-            Some(FenceKind::LockTime(_)) => locked_at.map(time::micros),
-            None => None,
-        };
+        let fence = self.t.layout.fence().and_then(|kind| {
+            let lock_time = match kind.time {
+                Some(Concept::LockedUntil) => locked_until,
+                Some(_) => locked_at,
+                None => None,
+            };
+            let token = FenceToken {
+                counter: attempts.filter(|_| kind.counter),
+                micros: lock_time.map(time::micros),
+            };
+            (token.counter.is_some() || token.micros.is_some()).then_some(token)
+        });
         Job {
             id,
             queue: take(Concept::Queue).into_text(),
@@ -784,7 +790,7 @@ impl<'t> QueueSql<'t> {
             self.state_or_none(Status::Running),
             self.same(Concept::LockedBy, &worker, &b.push(request.worker.as_str())),
         );
-        if let Some(token) = request.fence {
+        if let Some(token) = &request.fence {
             filter.push_str(&format!(" AND {}", self.fence_filter(token, &mut b)?));
         }
         let returning = if self.d.update_returning {
@@ -869,27 +875,37 @@ impl<'t> QueueSql<'t> {
         Ok(self.with_writes(Transition::Requeue, sets, b))
     }
 
-    fn fence_filter(&self, token: i64, b: &mut Binds) -> Result<String> {
-        match self.t.layout.fence() {
-            Some(FenceKind::Attempts | FenceKind::Requeues) => Ok(format!(
-                "{} = {}",
-                self.t.must(Concept::Attempts),
-                b.push(token)
-            )),
-            Some(FenceKind::LockTime(concept)) => {
-                let at = time::from_micros(token).ok_or_else(|| {
-                    QctlError::usage(format!("--fence {token} is not a token claim returned"))
-                })?;
-                let value = self.time(concept, TimeExpr::At(at), b);
-                Ok(format!("{} = {value}", self.t.must(concept)))
-            }
-            None => Err(QctlError::LayoutLacks {
+    /// The finish's fence: the counter and the lock time the claim wrote,
+    /// as the token gives them. A bare counter (`--attempt 3`, or a claim
+    /// that wrote no lock time) compares the counter alone: it fences off
+    /// every later claim on this server, but not one made again after a
+    /// failover lost this claim.
+    fn fence_filter(&self, text: &str, b: &mut Binds) -> Result<String> {
+        let kind = self
+            .t
+            .layout
+            .fence()
+            .ok_or_else(|| QctlError::LayoutLacks {
                 layout: self.t.layout.preset.clone(),
                 concept: "attempts",
                 needed_for: "--fence needs a claim counter or a lock time to compare, which".into(),
-            }
-            .into()),
+            })?;
+        let refused = || QctlError::usage(format!("--fence {text} is not a token claim returned"));
+        let token = FenceToken::parse(text, kind).ok_or_else(refused)?;
+        let mut parts = Vec::new();
+        if let Some(counter) = token.counter {
+            parts.push(format!(
+                "{} = {}",
+                self.t.must(Concept::Attempts),
+                b.push(counter)
+            ));
         }
+        if let (Some(concept), Some(micros)) = (kind.time, token.micros) {
+            let at = time::from_micros(micros).ok_or_else(refused)?;
+            let value = self.time(concept, TimeExpr::At(at), b);
+            parts.push(format!("{} = {value}", self.t.must(concept)));
+        }
+        Ok(parts.join(" AND "))
     }
 
     // ----- retry ------------------------------------------------------

@@ -6,6 +6,7 @@
 pub mod db;
 pub mod mysql;
 pub mod pg;
+pub mod proxy;
 pub mod schema;
 pub mod serve;
 
@@ -97,6 +98,36 @@ pub fn run_within(mut cmd: Command, limit: std::time::Duration) -> Run {
 /// a type-like name before `{` (`DriverError { ...`), a field name after
 /// one (`{ code: 1049`), or `Some(`/`Ok(`/`Err(` wrappers. JSON in a
 /// message (`{"payload": ...}`) is words.
+/// Waits until `ready` holds (a row, a log line, a port), polling it;
+/// fails the test after `limit`, naming `what`. Tests wait on conditions,
+/// never on time.
+pub fn wait_for(what: &str, limit: std::time::Duration, mut ready: impl FnMut() -> bool) {
+    let started = std::time::Instant::now();
+    while !ready() {
+        assert!(started.elapsed() < limit, "waited {limit:?} for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The fence token of a claimed job (`"3-1764870000123456"`), as text to
+/// pass back to `--fence`.
+pub fn fence_of(job: &serde_json::Value) -> String {
+    job["fence"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a fence token: {job}"))
+        .to_string()
+}
+
+/// The attempt a fence token carries (the part before the lock time).
+pub fn fence_attempt(job: &serde_json::Value) -> i64 {
+    let token = fence_of(job);
+    token
+        .split('-')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("a counter in fence {token}"))
+}
+
 pub fn assert_words(text: &str) {
     let bytes = text.as_bytes();
     for (i, _) in text.match_indices('{') {

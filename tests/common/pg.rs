@@ -85,12 +85,18 @@ pub struct PgDb {
     pub name: String,
     pub url: String,
     pub dir: tempfile::TempDir,
+    /// The admin URL of the server it lives on.
+    pub admin_url: String,
 }
 
 impl PgDb {
     pub fn new() -> PgDb {
+        PgDb::on(server())
+    }
+
+    /// A database on another server (a private cluster).
+    pub fn on(server: &Server) -> PgDb {
         static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let server = server();
         let name = format!(
             "qctl_t_{}_{}_{}",
             std::process::id(),
@@ -108,6 +114,7 @@ impl PgDb {
             url: server.url_for(&name),
             name,
             dir: tempfile::tempdir().unwrap(),
+            admin_url: server.admin_url.clone(),
         }
     }
 
@@ -129,6 +136,12 @@ impl PgDb {
         cmd.args(["-d", &self.url]).args(args);
         let output = cmd.output().expect("run qctl");
         Run::of(&cmd, output)
+    }
+
+    pub fn stdin_run(&self, args: &[&str], input: &str) -> Run {
+        let mut cmd = self.cmd();
+        cmd.args(["-d", &self.url]).args(args);
+        super::run_with_stdin(cmd, input)
     }
 
     pub fn exec(&self, sql: &str) {
@@ -242,10 +255,20 @@ impl PgDb {
 
 impl Drop for PgDb {
     fn drop(&mut self) {
-        let _ = server().admin().batch_execute(&format!(
-            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-            self.name
-        ));
+        let mut config: postgres::Config = match self.admin_url.parse() {
+            Ok(config) => config,
+            Err(_) => return,
+        };
+        config.connect_timeout(Duration::from_secs(3));
+        if let Ok(mut admin) = config.connect(postgres::NoTls) {
+            // A test's synchronous standby may be gone: the drop need not
+            // wait for it.
+            let _ = admin.batch_execute("SET synchronous_commit = local");
+            let _ = admin.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
+        }
     }
 }
 
@@ -358,7 +381,8 @@ impl Cluster {
             "local all all trust\nhostssl all pwuser 127.0.0.1/32 scram-sha-256\n\
              hostssl all all 127.0.0.1/32 trust\nhostnossl all all 127.0.0.1/32 reject\n"
         } else {
-            "local all all trust\nhost all all 127.0.0.1/32 trust\n"
+            "local all all trust\nhost all all 127.0.0.1/32 trust\n\
+             host replication all 127.0.0.1/32 trust\n"
         };
         std::fs::write(data.join("postgresql.auto.conf"), conf).unwrap();
         std::fs::write(data.join("pg_hba.conf"), hba).unwrap();
@@ -498,5 +522,195 @@ impl Cluster {
     pub fn remove(&self) {
         let _ = self.pg_ctl(&["-m", "immediate", "-w", "stop"]);
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Cluster {
+    /// The server, as the database helpers take one.
+    pub fn server(&self) -> Server {
+        Server {
+            admin_url: self.admin_url(),
+        }
+    }
+
+    /// A connection to a database of this cluster, over TCP.
+    pub fn client(&self, dbname: &str) -> postgres::Client {
+        let url = format!("postgres://postgres@127.0.0.1:{}/{dbname}", self.port);
+        postgres::Client::connect(&url, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"))
+    }
+
+    /// Stops the server cleanly (`pg_ctl stop -m fast`).
+    pub fn stop(&self) {
+        let out = self.pg_ctl(&["-m", "fast", "-w", "stop"]);
+        assert!(
+            out.status.success(),
+            "pg_ctl stop failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Promotes a standby and waits until it takes writes.
+    pub fn promote(&self) {
+        let out = self.pg_ctl(&["-w", "-t", "60", "promote"]);
+        assert!(
+            out.status.success(),
+            "pg_ctl promote failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        super::wait_for(
+            "the promoted standby to take writes",
+            Duration::from_secs(60),
+            || {
+                !self
+                    .client("postgres")
+                    .query_one("SELECT pg_is_in_recovery()", &[])
+                    .map(|r| r.get::<_, bool>(0))
+                    .unwrap_or(true)
+            },
+        );
+    }
+}
+
+/// A primary and its streaming standbys, each a private cluster of the
+/// calling test's own (named `s1`, `s2`, ... as application_name, so
+/// synchronous_standby_names can name them); `remove` them at the end.
+pub struct Replicated {
+    pub primary: Cluster,
+    pub standbys: Vec<Cluster>,
+}
+
+impl Replicated {
+    /// Starts a primary with `standbys` asynchronous standbys (made with
+    /// `pg_basebackup -R`), and waits until each one streams.
+    pub fn start(name: &str, standbys: usize) -> Replicated {
+        let primary = Cluster::private(&format!("{name}-p"))
+            .expect("PostgreSQL's binaries (apt-get install postgresql)");
+        let basebackup = pg_bin("pg_basebackup").expect("pg_basebackup");
+        let pg_ctl = pg_bin("pg_ctl").expect("pg_ctl");
+        let mut made = Vec::new();
+        for i in 1..=standbys {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let dir = std::env::temp_dir().join(format!("{name}-s{i}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            chown_postgres(&dir);
+            let data = dir.join("data");
+            let out = as_postgres(
+                &basebackup,
+                &[
+                    "-D",
+                    data.to_str().unwrap(),
+                    "-R",
+                    "-X",
+                    "stream",
+                    "-c",
+                    "fast",
+                    "-d",
+                    &format!(
+                        "host=127.0.0.1 port={} user=postgres application_name=s{i}",
+                        primary.port
+                    ),
+                ],
+            );
+            assert!(
+                out.status.success(),
+                "pg_basebackup failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            // After the primary's settings the copy holds: its own port
+            // and socket directory.
+            let mut conf = std::fs::OpenOptions::new()
+                .append(true)
+                .open(data.join("postgresql.auto.conf"))
+                .unwrap();
+            std::io::Write::write_all(
+                &mut conf,
+                format!(
+                    "\nport = {port}\nunix_socket_directories = '{}'\n",
+                    dir.display()
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+            chown_postgres(&dir);
+            let log = dir.join("server.log");
+            let out = as_postgres(
+                &pg_ctl,
+                &[
+                    "-D",
+                    data.to_str().unwrap(),
+                    "-l",
+                    log.to_str().unwrap(),
+                    "-w",
+                    "-t",
+                    "60",
+                    "start",
+                ],
+            );
+            assert!(
+                out.status.success(),
+                "the standby did not start: {}\n{}",
+                String::from_utf8_lossy(&out.stderr),
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+            made.push(Cluster { dir, port });
+        }
+        let replicated = Replicated {
+            primary,
+            standbys: made,
+        };
+        let wanted = standbys as i64;
+        let mut admin = replicated.primary.client("postgres");
+        super::wait_for("the standbys to stream", Duration::from_secs(60), || {
+            admin
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'",
+                    &[],
+                )
+                .map(|r| r.get::<_, i64>(0) == wanted)
+                .unwrap_or(false)
+        });
+        replicated
+    }
+
+    /// Waits until every running standby has replayed what the primary
+    /// has written so far.
+    pub fn caught_up(&self) {
+        let mut primary = self.primary.client("postgres");
+        let lsn: String = primary
+            .query_one("SELECT pg_current_wal_lsn()::text", &[])
+            .unwrap()
+            .get(0);
+        for standby in &self.standbys {
+            let mut client = standby.client("postgres");
+            super::wait_for("a standby to replay", Duration::from_secs(60), || {
+                client
+                    .query_one(
+                        "SELECT pg_last_wal_replay_lsn() >= $1::text::pg_lsn",
+                        &[&lsn],
+                    )
+                    .map(|r| r.get::<_, bool>(0))
+                    .unwrap_or(false)
+            });
+        }
+    }
+
+    pub fn remove(&self) {
+        for standby in &self.standbys {
+            standby.remove();
+        }
+        self.primary.remove();
+    }
+}
+
+impl Drop for Replicated {
+    /// A failed test leaves no server running.
+    fn drop(&mut self) {
+        self.remove();
     }
 }

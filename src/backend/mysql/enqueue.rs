@@ -17,7 +17,9 @@ use super::MysqlBackend;
 use super::error::{code, db_message};
 use crate::db::{Session, TxMode};
 use crate::db::{check_new_job, in_tx};
+use crate::error::QctlError;
 use crate::model::{EnqueueOutcome, JobId, NewJob};
+use crate::sql::loads::LoadLedger;
 use crate::sql::queue::QueueSql;
 use crate::sql::{Bind, Stmt};
 
@@ -31,6 +33,7 @@ pub fn enqueue(
     b: &mut MysqlBackend,
     jobs: &mut dyn Iterator<Item = Result<NewJob>>,
     return_ids: bool,
+    load: Option<&str>,
 ) -> Result<EnqueueOutcome> {
     let table = b.table.clone();
     // The server's clock, not this machine's: claim and stats compare
@@ -43,6 +46,12 @@ pub fn enqueue(
     let concepts = q.insert_concepts()?;
     let columns: Vec<String> = concepts.iter().map(|c| table.must(*c)).collect();
     let values = |job: &NewJob| q.insert_values(&concepts, job, skew);
+    let record = |b: &mut MysqlBackend, count: u64| -> Result<()> {
+        if let Some(id) = load {
+            b.execute(&LoadLedger::new(&table).record(id, count))?;
+        }
+        Ok(())
+    };
     if return_ids {
         let sql = q.insert(&concepts, false);
         let ids = in_tx(b, TxMode::Write, true, |b| {
@@ -56,11 +65,14 @@ pub fn enqueue(
                 })?;
                 ids.push(JobId::Int(b.conn.last_insert_id() as i64));
             }
+            record(b, ids.len() as u64)?;
             Ok(ids)
         })?;
         return Ok(EnqueueOutcome {
             enqueued: ids.len() as u64,
             ids: Some(ids),
+            load_id: load.map(str::to_string),
+            ..EnqueueOutcome::default()
         });
     }
     let local_infile = local_infile(b)?;
@@ -75,26 +87,29 @@ pub fn enqueue(
                 .iter()
                 .map(|c| QueueSql::same_for_every_job(*c))
                 .collect();
-            return load(b, &columns, &once, &mut rows);
+            let count = load_data(b, &columns, &once, &mut rows)?;
+            record(b, count)?;
+            return Ok(count);
         }
         let mut count = 0u64;
         let mut chunk: Vec<Vec<Bind>> = Vec::with_capacity(INSERT_ROWS);
         for row in rows {
             chunk.push(row?);
             if chunk.len() >= INSERT_ROWS {
-                count += insert(b, &columns, &chunk)?;
+                count += insert(b, &columns, &chunk, count)?;
                 chunk.clear();
             }
         }
         if !chunk.is_empty() {
-            count += insert(b, &columns, &chunk)?;
+            count += insert(b, &columns, &chunk, count)?;
         }
+        record(b, count)?;
         Ok(count)
-    })
-    .map_err(|e| e.context("enqueue failed on MySQL; nothing was enqueued"))?;
+    })?;
     Ok(EnqueueOutcome {
         enqueued: count,
-        ids: None,
+        load_id: load.map(str::to_string),
+        ..EnqueueOutcome::default()
     })
 }
 
@@ -113,7 +128,7 @@ fn local_infile(b: &mut MysqlBackend) -> Result<bool> {
 /// faster). Refuses a load the server stored with warnings (LOCAL turns
 /// bad rows into warnings) or short of a row; the caller's transaction
 /// then rolls it all back.
-fn load(
+fn load_data(
     b: &mut MysqlBackend,
     columns: &[String],
     once: &[bool],
@@ -248,15 +263,19 @@ fn load(
         &format!(", {stored} rows, {warnings} warnings"),
     );
     if warnings > 0 {
-        let shown = b
+        let shown: Vec<String> = b
             .query_text("SHOW WARNINGS LIMIT 3")?
             .into_iter()
             .filter_map(|r| r.into_iter().nth(2).and_then(crate::sql::Value::into_text))
-            .collect::<Vec<_>>()
-            .join("; ");
-        return Err(anyhow::anyhow!(
-            "the server could not store every job as given ({warnings} warnings: {shown})"
-        ));
+            .collect();
+        let message = format!(
+            "the server could not store every job as given ({warnings} warnings: {})",
+            shown.join("; ")
+        );
+        return Err(match shown.first().and_then(|m| at_row(m)) {
+            Some(row) => QctlError::RowRefused { row, message }.into(),
+            None => anyhow::anyhow!(message),
+        });
     }
     if stored != count {
         return Err(anyhow::anyhow!(
@@ -338,7 +357,14 @@ fn field(out: &mut Vec<u8>, bind: &Bind, last_time: &mut LastTime) {
 }
 
 /// One multi-row INSERT of prepared placeholders.
-fn insert(b: &mut MysqlBackend, columns: &[String], rows: &[Vec<Bind>]) -> Result<u64> {
+/// One multi-row INSERT of the jobs after the first `before`; a row the
+/// server refuses is named by its place in the whole load.
+fn insert(
+    b: &mut MysqlBackend,
+    columns: &[String],
+    rows: &[Vec<Bind>],
+    before: u64,
+) -> Result<u64> {
     let row = format!("({})", vec!["?"; columns.len()].join(", "));
     let stmt = Stmt {
         sql: format!(
@@ -349,12 +375,39 @@ fn insert(b: &mut MysqlBackend, columns: &[String], rows: &[Vec<Bind>]) -> Resul
         ),
         binds: rows.iter().flatten().cloned().collect(),
     };
-    b.execute(&stmt)
+    b.execute(&stmt).map_err(|err| {
+        let message = format!("{err:#}");
+        match at_row(&message) {
+            Some(row) => QctlError::RowRefused {
+                row: before + row,
+                message,
+            }
+            .into(),
+            None => err,
+        }
+    })
+}
+
+/// The row a MySQL/MariaDB message names (`... at row 4`), from 1.
+fn at_row(message: &str) -> Option<u64> {
+    let rest = &message[message.rfind(" at row ")? + " at row ".len()..];
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|n| n.parse().ok())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refused_rows_are_read_from_messages() {
+        assert_eq!(at_row("Data too long for column 'queue' at row 4"), Some(4));
+        assert_eq!(
+            at_row("CONSTRAINT `jobs.payload` failed for `d`.`jobs`"),
+            None
+        );
+    }
 
     #[test]
     fn fields_are_escaped() {

@@ -14,6 +14,9 @@ pub struct ErrorContext {
     /// The system preset in use and the release it fitted, for an error
     /// about something the tables lack ([`crate::db::preset_mismatch`]).
     pub preset: Option<String>,
+    /// Whether the server is a Galera cluster's node (`@@wsrep_on`): its
+    /// 1213 is mostly a certification conflict with another node.
+    pub galera: bool,
 }
 
 /// A driver error in words: the server's `ERROR 1049 (42000): Unknown
@@ -52,8 +55,28 @@ pub fn code(err: &mysql::Error) -> Option<u16> {
     }
 }
 
+/// Whether the session is gone under a statement: the connection broke,
+/// or the server ended it (KILL, a shutdown). The statement under way may
+/// or may not have taken effect.
+fn session_ended(err: &mysql::Error) -> bool {
+    use mysql::DriverError;
+    match err {
+        mysql::Error::IoError(_) | mysql::Error::CodecError(_) => true,
+        mysql::Error::DriverError(
+            DriverError::PacketOutOfSync | DriverError::UnexpectedPacket | DriverError::Timeout,
+        ) => true,
+        // Connection killed, server shutdown, server gone, lost, idle
+        // connection closed by the server.
+        mysql::Error::MySqlError(e) => matches!(e.code, 1927 | 1053 | 2006 | 2013 | 4031),
+        _ => false,
+    }
+}
+
 pub fn mysql_error(err: mysql::Error, cx: &ErrorContext) -> anyhow::Error {
     let message = db_message(&err);
+    if session_ended(&err) {
+        return QctlError::ConnectionLost { message }.into();
+    }
     match code(&err) {
         // KILL QUERY from qctl's own Ctrl-C handler.
         Some(1317) if crate::interrupt::interrupted() => QctlError::Interrupted.into(),
@@ -78,7 +101,24 @@ pub fn mysql_error(err: mysql::Error, cx: &ErrorContext) -> anyhow::Error {
         Some(1792) => anyhow::anyhow!(
             "{message} — this command only reads; it never writes (a bug in qctl if you see this)"
         ),
+        // On Galera, a write set that lost certification to another
+        // node's (or a transaction a replicated write aborted).
+        Some(1213) if cx.galera => QctlError::Certification { message }.into(),
         Some(1213) => QctlError::Deadlock { message }.into(),
+        // A Galera node outside the Primary Component refuses queries.
+        Some(1047) => anyhow::anyhow!(
+            "{message} — this Galera node is not part of the cluster's Primary Component \
+             (wsrep_ready is OFF: it lost contact with the majority, or is still joining); it \
+             refuses every query until it rejoins: point qctl at a node of the Primary \
+             Component"
+        ),
+        // A transaction over the cluster's write-set limits.
+        Some(1180 | 1105) if cx.galera && message.to_ascii_lowercase().contains("wsrep") => {
+            anyhow::anyhow!(
+                "{message} — the transaction is larger than the Galera cluster's write-set \
+                 limits (wsrep_max_ws_rows, wsrep_max_ws_size): it was rolled back"
+            )
+        }
         // Unknown column, table or function, or a value an ENUM lacks:
         // under a system preset, a release qctl misread.
         Some(1054 | 1146 | 1305 | 1265) if cx.preset.is_some() => {

@@ -198,6 +198,7 @@ impl MysqlBackend {
                 statement_timeout: options.statement_timeout,
                 busy_timeout: options.busy_timeout,
                 preset: None,
+                galera: false,
             },
             info,
             // Connections this one opens later (bench's workers, the
@@ -224,6 +225,17 @@ impl MysqlBackend {
                 .and_then(Value::into_text)
                 .unwrap_or_default(),
         );
+        if backend.server.mariadb {
+            // A Galera node: conflicts with other nodes' writes show as
+            // 1213 at any statement or at COMMIT.
+            let wsrep = backend.query_text("SHOW VARIABLES LIKE 'wsrep_on'")?;
+            backend.cx.galera = wsrep
+                .into_iter()
+                .next()
+                .and_then(|r| r.into_iter().nth(1))
+                .and_then(Value::into_text)
+                .is_some_and(|v| v.eq_ignore_ascii_case("ON"));
+        }
         let read_only = matches!(
             options.access,
             Access::Read | Access::Print | Access::Inspect
@@ -656,6 +668,10 @@ impl Session for MysqlBackend {
     fn clock(&mut self) -> Result<DateTime<Utc>> {
         self.server_clock()
     }
+
+    fn writes_certified(&self) -> bool {
+        self.cx.galera
+    }
 }
 
 /// The index backlog counts read a state through: one led by the status
@@ -693,6 +709,7 @@ impl Schema for MysqlBackend {
         if !self.table_exists {
             statements.push(table_ddl(&self.table));
         }
+        statements.push(crate::sql::loads::LoadLedger::new(&self.table).ddl());
         for spec in init_indexes(&self.table) {
             if !self.indexes.iter().any(|i| i == spec.name.as_str()) {
                 statements.push(self.index_sql(&spec, self.table_exists));
@@ -708,6 +725,9 @@ impl Schema for MysqlBackend {
             let layout = self.table.layout.clone();
             self.load_table(layout)?;
         }
+        let ledger = crate::sql::loads::LoadLedger::new(&self.table).ddl();
+        self.batch(&ledger)
+            .context("init failed on MySQL: the load ledger (the table was created)")?;
         for spec in init_indexes(&self.table) {
             self.build_index(&spec)
                 .context("init failed on MySQL (the table was created)")?;
@@ -779,8 +799,9 @@ impl Bulk for MysqlBackend {
         &mut self,
         jobs: &mut dyn Iterator<Item = Result<crate::model::NewJob>>,
         return_ids: bool,
+        load: Option<&str>,
     ) -> Result<crate::model::EnqueueOutcome> {
-        enqueue::enqueue(self, jobs, return_ids)
+        enqueue::enqueue(self, jobs, return_ids, load)
     }
 
     fn table_size(&mut self) -> Result<TableSize> {

@@ -127,56 +127,117 @@ impl ConnInfo {
             .map_or(Ok(SslMode::Prefer), SslMode::parse)
     }
 
-    /// Where the connection goes, for messages: `host:port/dbname`.
+    /// Where the connection goes, for messages: every host as
+    /// `host:port`, then the database (`db1:5432,db2:5432/queue`).
     pub fn describe(&self) -> String {
+        let hosts = match self.endpoints() {
+            Ok(endpoints) => endpoints
+                .iter()
+                .map(Endpoint::shown)
+                .collect::<Vec<_>>()
+                .join(","),
+            Err(_) => format!(
+                "{}:{}",
+                self.get("host").unwrap_or("localhost"),
+                self.get("port").unwrap_or("5432")
+            ),
+        };
         format!(
-            "{}:{}/{}",
-            self.get("host").unwrap_or("localhost"),
-            self.get("port").unwrap_or("5432"),
+            "{hosts}/{}",
             self.get("dbname").or(self.get("user")).unwrap_or("")
         )
     }
 
-    /// The `postgres` crate's config: everything but TLS.
-    pub fn config(&self, connect_timeout: Duration) -> Result<postgres::Config> {
-        let mut config = postgres::Config::new();
-        let hosts = self
+    /// The servers to try, in order, as libpq pairs them: one port for
+    /// every host, or one per host (`host=a,b port=5433,5434`); a
+    /// `hostaddr` per host where given.
+    pub fn endpoints(&self) -> Result<Vec<Endpoint>> {
+        let hosts: Vec<String> = self
             .get("host")
             .map(str::to_string)
-            .unwrap_or_else(default_host);
-        for host in hosts.split(',') {
-            config.host(host);
+            .unwrap_or_else(default_host)
+            .split(',')
+            .map(|h| h.trim().to_string())
+            .collect();
+        let addrs: Vec<&str> = self
+            .get("hostaddr")
+            .map(|a| a.split(',').map(str::trim).collect())
+            .unwrap_or_default();
+        let ports: Vec<u16> = match self.get("port") {
+            None => vec![5432],
+            Some(ports) => ports
+                .split(',')
+                .map(|port| {
+                    port.trim()
+                        .parse()
+                        .map_err(|_| QctlError::usage(format!("invalid port '{port}'")))
+                })
+                .collect::<Result<_>>()?,
+        };
+        if ports.len() != 1 && ports.len() != hosts.len() {
+            return Err(QctlError::usage(format!(
+                "{} ports for {} hosts: give one port for every host, or one per host",
+                ports.len(),
+                hosts.len()
+            )));
         }
-        if let Some(addrs) = self.get("hostaddr") {
-            for addr in addrs.split(',') {
-                config.hostaddr(addr.parse().map_err(|_| {
-                    QctlError::usage(format!("invalid hostaddr '{addr}': give an IP address"))
-                })?);
+        if !addrs.is_empty() && addrs.len() != hosts.len() {
+            return Err(QctlError::usage(format!(
+                "{} hostaddr values for {} hosts: give one per host",
+                addrs.len(),
+                hosts.len()
+            )));
+        }
+        hosts
+            .iter()
+            .enumerate()
+            .map(|(i, host)| {
+                let hostaddr = match addrs.get(i) {
+                    Some(addr) => Some(addr.parse().map_err(|_| {
+                        QctlError::usage(format!("invalid hostaddr '{addr}': give an IP address"))
+                    })?),
+                    None => None,
+                };
+                Ok(Endpoint {
+                    host: host.clone(),
+                    hostaddr,
+                    port: if ports.len() == 1 { ports[0] } else { ports[i] },
+                })
+            })
+            .collect()
+    }
+
+    /// Which server of a multi-host list a session must land on
+    /// (`target_session_attrs`, as libpq 14+ reads it).
+    pub fn session_attrs(&self) -> Result<SessionAttrs> {
+        Ok(match self.get("target_session_attrs").unwrap_or("any") {
+            "any" => SessionAttrs::Any,
+            "read-write" => SessionAttrs::ReadWrite,
+            "read-only" => SessionAttrs::ReadOnly,
+            "primary" => SessionAttrs::Primary,
+            "standby" => SessionAttrs::Standby,
+            "prefer-standby" => SessionAttrs::PreferStandby,
+            other => {
+                return Err(QctlError::usage(format!(
+                    "invalid target_session_attrs '{other}': use any, read-write, read-only, \
+                     primary, standby or prefer-standby"
+                )));
             }
+        })
+    }
+
+    /// The `postgres` crate's config for one server: everything but TLS.
+    pub fn config(
+        &self,
+        endpoint: &Endpoint,
+        connect_timeout: Duration,
+    ) -> Result<postgres::Config> {
+        let mut config = postgres::Config::new();
+        config.host(&endpoint.host);
+        if let Some(addr) = endpoint.hostaddr {
+            config.hostaddr(addr);
         }
-        // One port for every host, or one per host (`port=5433,5434`).
-        if let Some(ports) = self.get("port") {
-            for port in ports.split(',') {
-                let port: u16 = port
-                    .trim()
-                    .parse()
-                    .map_err(|_| QctlError::usage(format!("invalid port '{port}'")))?;
-                config.port(port);
-            }
-        }
-        if let Some(attrs) = self.get("target_session_attrs") {
-            use postgres::config::TargetSessionAttrs;
-            config.target_session_attrs(match attrs {
-                "any" => TargetSessionAttrs::Any,
-                "read-write" => TargetSessionAttrs::ReadWrite,
-                "read-only" => TargetSessionAttrs::ReadOnly,
-                other => {
-                    return Err(QctlError::usage(format!(
-                        "invalid target_session_attrs '{other}': use any, read-write or read-only"
-                    )));
-                }
-            });
-        }
+        config.port(endpoint.port);
         if let Some(keepalives) = self.get("keepalives") {
             config.keepalives(keepalives != "0");
         }
@@ -194,13 +255,9 @@ impl ConnInfo {
                 config.password(password);
             }
             None => {
-                let host = hosts.split(',').next().unwrap_or_default();
-                let port = self
-                    .get("port")
-                    .and_then(|p| p.split(',').next())
-                    .unwrap_or("5432");
                 let dbname = self.get("dbname").unwrap_or(&user);
-                if let Some(password) = pgpass_password(host, port, dbname, &user) {
+                let port = endpoint.port.to_string();
+                if let Some(password) = pgpass_password(&endpoint.host, &port, dbname, &user) {
                     config.password(password);
                 }
             }
@@ -222,6 +279,50 @@ impl ConnInfo {
             config.options(options);
         }
         Ok(config)
+    }
+}
+
+/// One server of the host list.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    pub host: String,
+    pub hostaddr: Option<std::net::IpAddr>,
+    pub port: u16,
+}
+
+impl Endpoint {
+    /// `host:port`, as messages name a server.
+    pub fn shown(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+}
+
+/// libpq's `target_session_attrs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionAttrs {
+    Any,
+    /// A session that takes writes (`transaction_read_only` off).
+    ReadWrite,
+    /// A session that refuses writes (a standby, or read-only by default).
+    ReadOnly,
+    /// A server not in recovery.
+    Primary,
+    /// A server in recovery.
+    Standby,
+    /// A standby if any host has one, else any server.
+    PreferStandby,
+}
+
+impl SessionAttrs {
+    fn name(self) -> &'static str {
+        match self {
+            SessionAttrs::Any => "any",
+            SessionAttrs::ReadWrite => "read-write",
+            SessionAttrs::ReadOnly => "read-only",
+            SessionAttrs::Primary => "primary",
+            SessionAttrs::Standby => "standby",
+            SessionAttrs::PreferStandby => "prefer-standby",
+        }
     }
 }
 
@@ -387,19 +488,151 @@ impl Canceller {
     }
 }
 
-/// Connects with the TLS the sslmode asks for.
-pub fn connect(info: &ConnInfo, connect_timeout: Duration) -> Result<postgres::Client> {
-    connect_cancellable(info, connect_timeout).map(|(client, _)| client)
+/// The replication warnings a server sent on a connection since they were
+/// last taken. A COMMIT whose wait for a synchronous standby was cut short
+/// (a cancel, a standby that never answers) still succeeds: only a WARNING
+/// says the standby never confirmed it.
+#[derive(Clone, Default)]
+pub struct Notices(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl Notices {
+    /// The warnings since the last call.
+    pub fn take(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .map(|mut n| std::mem::take(&mut *n))
+            .unwrap_or_default()
+    }
+
+    fn keep(&self, notice: &postgres::error::DbError) {
+        // Only what qctl acts on: the synchronous replication warnings
+        // (SQLSTATE 01000, "canceling wait for synchronous replication").
+        if notice.message().contains("synchronous replication")
+            && let Ok(mut kept) = self.0.lock()
+        {
+            let mut text = notice.message().to_string();
+            if let Some(detail) = notice.detail() {
+                text.push_str(&format!(" ({detail})"));
+            }
+            kept.push(text);
+        }
+    }
 }
 
-/// Connects, and says how to cancel the connection's statements.
-pub fn connect_cancellable(
-    info: &ConnInfo,
-    connect_timeout: Duration,
-) -> Result<(postgres::Client, Canceller)> {
-    let mut config = info.config(connect_timeout)?;
+/// A connection, how to cancel what it runs, its replication warnings,
+/// and which server of the host list answered (`host:port`).
+pub struct Connection {
+    pub client: postgres::Client,
+    pub canceller: Canceller,
+    pub notices: Notices,
+    pub answered: String,
+}
+
+/// Connects with the TLS the sslmode asks for.
+pub fn connect(info: &ConnInfo, connect_timeout: Duration) -> Result<postgres::Client> {
+    connect_cancellable(info, connect_timeout).map(|c| c.client)
+}
+
+/// Connects, and says how to cancel the connection's statements: each
+/// host of the list in turn, as libpq does, until one answers and fits
+/// `target_session_attrs` (`prefer-standby` looks for a standby first,
+/// then takes any).
+pub fn connect_cancellable(info: &ConnInfo, connect_timeout: Duration) -> Result<Connection> {
+    let endpoints = info.endpoints()?;
+    let attrs = info.session_attrs()?;
+    let tls = tls_config(info)?;
+    let passes: &[SessionAttrs] = match attrs {
+        SessionAttrs::PreferStandby => &[SessionAttrs::Standby, SessionAttrs::Any],
+        SessionAttrs::Any => &[SessionAttrs::Any],
+        SessionAttrs::ReadWrite => &[SessionAttrs::ReadWrite],
+        SessionAttrs::ReadOnly => &[SessionAttrs::ReadOnly],
+        SessionAttrs::Primary => &[SessionAttrs::Primary],
+        SessionAttrs::Standby => &[SessionAttrs::Standby],
+    };
+    let mut failures: Vec<String> = Vec::new();
+    for want in passes {
+        for endpoint in &endpoints {
+            let connection = match connect_one(info, endpoint, connect_timeout, tls.clone()) {
+                Ok(connection) => connection,
+                Err(why) => {
+                    if !failures.iter().any(|f| f.starts_with(&endpoint.shown())) {
+                        failures.push(format!("{}: {why}", endpoint.shown()));
+                    }
+                    continue;
+                }
+            };
+            let mut connection = connection;
+            match fits(&mut connection.client, *want) {
+                Ok(None) => return Ok(connection),
+                Ok(Some(why)) => failures.push(format!("{}: {why}", endpoint.shown())),
+                Err(err) => failures.push(format!("{}: {}", endpoint.shown(), db_text(&err))),
+            }
+        }
+    }
+    let asked = match attrs {
+        SessionAttrs::Any => String::new(),
+        other => format!(" with target_session_attrs={}", other.name()),
+    };
+    if endpoints.len() == 1 && failures.len() == 1 {
+        let why = failures.remove(0);
+        let why = why
+            .strip_prefix(&format!("{}: ", endpoints[0].shown()))
+            .unwrap_or(&why)
+            .to_string();
+        return Err(anyhow::anyhow!(
+            "cannot connect to PostgreSQL at {}{asked}: {why}",
+            info.describe()
+        ));
+    }
+    Err(anyhow::anyhow!(
+        "cannot connect to PostgreSQL at {}{asked}: no host would do — {}",
+        info.describe(),
+        failures.join("; ")
+    ))
+}
+
+/// Why a server does not fit the session asked for (None: it fits).
+fn fits(
+    client: &mut postgres::Client,
+    want: SessionAttrs,
+) -> Result<Option<String>, postgres::Error> {
+    let recovery = |client: &mut postgres::Client| -> Result<bool, postgres::Error> {
+        client
+            .query_one("SELECT pg_is_in_recovery()", &[])
+            .map(|r| r.get(0))
+    };
+    let read_only = |client: &mut postgres::Client| -> Result<bool, postgres::Error> {
+        client
+            .query_one(
+                "SELECT current_setting('transaction_read_only') = 'on'",
+                &[],
+            )
+            .map(|r| r.get(0))
+    };
+    Ok(match want {
+        SessionAttrs::Any | SessionAttrs::PreferStandby => None,
+        SessionAttrs::Primary => recovery(client)?
+            .then(|| "a standby (in recovery), and a primary was asked for".to_string()),
+        SessionAttrs::Standby => (!recovery(client)?)
+            .then(|| "a primary (not in recovery), and a standby was asked for".to_string()),
+        SessionAttrs::ReadWrite => read_only(client)?
+            .then(|| "takes no writes (a standby, or read-only by default)".to_string()),
+        SessionAttrs::ReadOnly => (!read_only(client)?).then(|| "takes writes".to_string()),
+    })
+}
+
+/// A server's error, or the driver's, in words.
+fn db_text(err: &postgres::Error) -> String {
+    match err.as_db_error() {
+        Some(db) => db.message().to_string(),
+        None => err.to_string(),
+    }
+}
+
+/// The TLS the sslmode asks for (None: plain).
+fn tls_config(info: &ConnInfo) -> Result<Option<rustls::ClientConfig>> {
     let mode = info.sslmode()?;
-    let tls_config = match mode {
+    Ok(match mode {
         SslMode::Disable => None,
         SslMode::Allow | SslMode::Prefer | SslMode::Require => {
             // libpq: with a root certificate at hand, require verifies the
@@ -437,25 +670,41 @@ pub fn connect_cancellable(
                 mode == SslMode::VerifyFull,
             )?)
         }
-    };
-    config.ssl_mode(match (&tls_config, mode) {
+    })
+}
+
+/// Connects to one server; the error says why in words (never the
+/// password).
+fn connect_one(
+    info: &ConnInfo,
+    endpoint: &Endpoint,
+    connect_timeout: Duration,
+    tls: Option<rustls::ClientConfig>,
+) -> std::result::Result<Connection, String> {
+    let mut config = info
+        .config(endpoint, connect_timeout)
+        .map_err(|e| format!("{e:#}"))?;
+    let notices = Notices::default();
+    let sink = notices.clone();
+    config.notice_callback(move |notice| sink.keep(&notice));
+    let mode = info.sslmode().map_err(|e| format!("{e:#}"))?;
+    config.ssl_mode(match (&tls, mode) {
         (None, _) => postgres::config::SslMode::Disable,
         (Some(_), SslMode::Allow | SslMode::Prefer) => postgres::config::SslMode::Prefer,
         (Some(_), _) => postgres::config::SslMode::Require,
     });
     let timeout = config.get_connect_timeout().copied().unwrap_or_default();
-    let tls = tls_config.clone();
+    let tls_config = tls.clone();
     let attempt = move || match tls {
         None => config.connect(postgres::NoTls),
         Some(tls) => config.connect(tokio_postgres_rustls::MakeRustlsConnect::new(tls)),
     };
     let client = crate::db::within(timeout, attempt)
         .ok_or_else(|| {
-            anyhow::anyhow!(
-                "cannot connect to PostgreSQL at {}: no answer within {} — the server took the \
-                 connection but did not finish the handshake (--connect-timeout, or \
-                 connect_timeout in the URL, sets how long to wait)",
-                info.describe(),
+            format!(
+                "no answer within {} — the server took the connection but did not finish the \
+                 handshake (--connect-timeout, or connect_timeout in the URL, sets how long to \
+                 wait)",
                 crate::duration::format_duration(timeout)
             )
         })?
@@ -464,11 +713,16 @@ pub fn connect_cancellable(
         token: client.cancel_token(),
         tls: tls_config,
     };
-    Ok((client, canceller))
+    Ok(Connection {
+        client,
+        canceller,
+        notices,
+        answered: endpoint.shown(),
+    })
 }
 
 /// Explains a failed connection without ever quoting the password.
-fn connect_error(err: postgres::Error, info: &ConnInfo) -> anyhow::Error {
+fn connect_error(err: postgres::Error, info: &ConnInfo) -> String {
     let mut text = format!("{err}");
     let mut source = std::error::Error::source(&err);
     while let Some(cause) = source {
@@ -493,10 +747,7 @@ fn connect_error(err: postgres::Error, info: &ConnInfo) -> anyhow::Error {
     } else {
         ""
     };
-    anyhow::anyhow!(
-        "cannot connect to PostgreSQL at {}: {text}{hint}",
-        info.describe()
-    )
+    format!("{text}{hint}")
 }
 
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {

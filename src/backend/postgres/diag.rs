@@ -15,7 +15,8 @@ use super::error::db_message;
 use crate::db::SqlLog;
 use crate::layout::Concept;
 use crate::model::{
-    AdvisoryLock, BlockedReport, BlockingSession, JobId, LocksReport, WaitingSession,
+    AdvisoryLock, BlockedReport, BlockingSession, JobId, LocksReport, ServerRole, Standby,
+    WaitingSession,
 };
 use crate::request::LockKey;
 
@@ -300,4 +301,66 @@ fn roots_of(pid: i32, sessions: &[WaitingSession]) -> Vec<i32> {
         }
     }
     roots
+}
+
+/// The server's role: a standby (in recovery) with its replay lag, paused
+/// replay and upstream, or a primary with the standbys streaming from it.
+/// A role that may not see another session's replication details
+/// (`pg_read_all_stats`) sees the standbys without their addresses.
+pub fn server_role(b: &mut PostgresBackend) -> Result<ServerRole> {
+    let mut tx = inspect_tx(&mut b.client, b.options.statement_timeout)?;
+    let log = b.log.clone();
+    let recovery: bool = tx_query(&mut tx, &log, "SELECT pg_is_in_recovery()", &[])
+        .map_err(|e| anyhow::anyhow!("cannot read the server's role: {}", db_message(&e)))?
+        .first()
+        .map(|r| r.get(0))
+        .unwrap_or(false);
+    let mut role = ServerRole::new(if recovery { "standby" } else { "primary" });
+    if recovery {
+        // Replay is as far behind as the last replayed commit is old, but
+        // only while WAL waits to be replayed: a standby that replayed all
+        // it received is current (an idle primary sends no commits).
+        let sql = "SELECT CASE WHEN pg_last_wal_receive_lsn() IS NOT NULL \
+                        AND pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0 \
+                        ELSE extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8 END, \
+                   pg_is_wal_replay_paused(), \
+                   (SELECT sender_host || ':' || sender_port FROM pg_stat_wal_receiver)";
+        if let Some(row) = tx_query(&mut tx, &log, sql, &[])
+            .map_err(|e| anyhow::anyhow!("cannot read the standby's replay: {}", db_message(&e)))?
+            .first()
+        {
+            role.replay_lag_seconds = row.get::<_, Option<f64>>(0).map(|l| l.max(0.0));
+            role.replay_paused = row.get(1);
+            role.upstream = row.get(2);
+        }
+    } else {
+        let rows = tx_query(
+            &mut tx,
+            &log,
+            "SELECT coalesce(application_name, ''), client_addr::text, state, \
+             coalesce(sync_state, 'async') FROM pg_stat_replication ORDER BY 1",
+            &[],
+        )
+        .map_err(|e| anyhow::anyhow!("cannot read the standbys: {}", db_message(&e)))?;
+        role.standbys = rows
+            .iter()
+            .map(|r| Standby {
+                name: r.get(0),
+                client: r.get(1),
+                state: r.get(2),
+                sync_state: r.get(3),
+            })
+            .collect();
+        role.synchronous_standby_names = tx_query(
+            &mut tx,
+            &log,
+            "SELECT current_setting('synchronous_standby_names')",
+            &[],
+        )
+        .ok()
+        .and_then(|rows| rows.first().map(|r| r.get(0)));
+    }
+    let _ = tx.commit();
+    role.host = Some(b.answered.clone());
+    Ok(role)
 }

@@ -15,6 +15,8 @@ pub struct ErrorContext {
     /// The system preset in use and the release it fitted, for an error
     /// about something the tables lack ([`crate::db::preset_mismatch`]).
     pub preset: Option<String>,
+    /// The server that answered, where the URL lists several (`host:port`).
+    pub server: Option<String>,
 }
 
 /// The server's words for an error, without the driver's wrapping.
@@ -42,9 +44,34 @@ pub fn db_message(err: &postgres::Error) -> String {
     }
 }
 
+/// Whether the session is gone: the connection broke (no answer from the
+/// server at all), or the server ended the session (a FATAL error:
+/// `pg_terminate_backend`, a shutdown, a crash of another backend). The
+/// statement under way may or may not have taken effect.
+fn session_ended(err: &postgres::Error) -> bool {
+    match err.as_db_error() {
+        Some(db) => {
+            matches!(db.severity(), "FATAL" | "PANIC") || db.code().code().starts_with("08")
+        }
+        None => {
+            err.is_closed()
+                || StdError::source(err).is_some_and(|cause| cause.is::<std::io::Error>())
+        }
+    }
+}
+
 pub fn pg_error(err: postgres::Error, cx: &ErrorContext) -> anyhow::Error {
     let code = err.code().map(|c| c.code().to_string());
-    let message = db_message(&err);
+    let message = match &cx.server {
+        Some(server) => format!("{} (the server at {server})", db_message(&err)),
+        None => db_message(&err),
+    };
+    if session_ended(&err) {
+        return QctlError::ConnectionLost {
+            message: format!("PostgreSQL: {message}"),
+        }
+        .into();
+    }
     match code.as_deref() {
         Some("57014") if crate::interrupt::interrupted() => QctlError::Interrupted.into(),
         Some("57014") => QctlError::StatementTimeout {

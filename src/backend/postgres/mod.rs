@@ -105,6 +105,11 @@ fn looks_like_keyword_conninfo(text: &str) -> bool {
 
 pub struct PostgresBackend {
     client: Client,
+    /// The replication warnings the server sends (see
+    /// [`PostgresBackend::confirmed`]).
+    notices: connect::Notices,
+    /// The server of the host list that answered (`host:port`).
+    answered: String,
     /// The URL or keyword string as given, to open more connections.
     conninfo: String,
     table: QueueTable,
@@ -127,10 +132,20 @@ pub struct PostgresBackend {
 impl PostgresBackend {
     pub fn open(target: &PostgresTarget, layout: Layout, options: &ConnectOptions) -> Result<Self> {
         let info = ConnInfo::parse(&target.conninfo)?;
-        let (client, canceller) = connect::connect_cancellable(&info, options.connect_timeout)?;
+        let connect::Connection {
+            client,
+            canceller,
+            notices,
+            answered,
+        } = connect::connect_cancellable(&info, options.connect_timeout)?;
+        // Where the URL lists several servers, messages name the one that
+        // answered.
+        let several = info.endpoints().map(|e| e.len() > 1).unwrap_or(false);
         let on_interrupt = crate::interrupt::on_interrupt(move || canceller.cancel());
         let mut backend = PostgresBackend {
             client,
+            notices,
+            answered: answered.clone(),
             conninfo: target.conninfo.clone(),
             table: QueueTable::planned(&layout, &POSTGRES),
             info,
@@ -146,6 +161,7 @@ impl PostgresBackend {
                 statement_timeout: options.statement_timeout,
                 busy_timeout: options.busy_timeout,
                 preset: None,
+                server: several.then_some(answered),
             },
             prepared: HashMap::new(),
             built: HashMap::new(),
@@ -324,10 +340,22 @@ impl PostgresBackend {
     }
 
     fn batch(&mut self, sql: &str) -> Result<()> {
+        self.notices.take();
         let started = self.log.start();
         let result = self.client.batch_execute(sql);
         self.log.finish(started, sql, "");
-        result.map_err(|e| pg_error(e, &self.cx))
+        result.map_err(|e| pg_error(e, &self.cx))?;
+        self.confirmed()
+    }
+
+    /// Fails a statement that committed (a COMMIT, or a write alone) when
+    /// the server warned that its wait for a synchronous standby was cut
+    /// short: the primary kept it, no standby confirmed it.
+    fn confirmed(&mut self) -> Result<()> {
+        match self.notices.take().into_iter().next() {
+            Some(warning) => Err(QctlError::ReplicationUnconfirmed { message: warning }.into()),
+            None => Ok(()),
+        }
     }
 
     fn prepare(&mut self, sql: &str) -> Result<Statement> {
@@ -583,6 +611,7 @@ impl Session for PostgresBackend {
         let binds: Vec<PgBind<'_>> = stmt.binds.iter().map(PgBind).collect();
         let refs: Vec<&(dyn ToSql + Sync)> =
             binds.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
+        self.notices.take();
         let started = self.log.start();
         let rows = self
             .client
@@ -590,6 +619,7 @@ impl Session for PostgresBackend {
             .map_err(|e| pg_error(e, &self.cx))?;
         self.log
             .finish(started, &stmt.sql, &format!(", {} rows", rows.len()));
+        self.confirmed()?;
         rows.iter()
             .map(|row| {
                 (0..row.len())
@@ -608,12 +638,14 @@ impl Session for PostgresBackend {
         let binds: Vec<PgBind<'_>> = stmt.binds.iter().map(PgBind).collect();
         let refs: Vec<&(dyn ToSql + Sync)> =
             binds.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
+        self.notices.take();
         let started = self.log.start();
         let n = self
             .client
             .execute(&prepared, &refs)
             .map_err(|e| pg_error(e, &self.cx))?;
         self.log.finish(started, &stmt.sql, &format!(", {n} rows"));
+        self.confirmed()?;
         Ok(n)
     }
 
@@ -649,11 +681,14 @@ impl Session for PostgresBackend {
         Ok(Some(crate::db::first_int(&rows) > 0))
     }
 
+    /// A planner setting only: the batches' commits wait for the WAL
+    /// flush and the synchronous standbys as the server is configured to
+    /// (qctl never lowers `synchronous_commit`).
     fn batch_session(&mut self, on: bool) -> Result<()> {
         self.batch(if on {
-            "SET enable_bitmapscan = off; SET synchronous_commit = off"
+            "SET enable_bitmapscan = off"
         } else {
-            "RESET enable_bitmapscan; RESET synchronous_commit"
+            "RESET enable_bitmapscan"
         })
     }
 }
@@ -663,18 +698,26 @@ impl Schema for PostgresBackend {
         // An existing (maybe busy) table gets its indexes without
         // blocking writes.
         let concurrently = self.table_exists;
-        std::iter::once(table_ddl(&self.table))
-            .chain(
-                init_indexes(&self.table)
-                    .iter()
-                    .map(|spec| spec.create_sql(&self.table, concurrently)),
-            )
-            .collect()
+        [
+            table_ddl(&self.table),
+            crate::sql::loads::LoadLedger::new(&self.table).ddl(),
+        ]
+        .into_iter()
+        .chain(
+            init_indexes(&self.table)
+                .iter()
+                .map(|spec| spec.create_sql(&self.table, concurrently)),
+        )
+        .collect()
     }
 
     fn init(&mut self) -> Result<()> {
         if self.table_exists {
-            // One index at a time, CONCURRENTLY, outside any transaction.
+            // The load ledger, then one index at a time, CONCURRENTLY,
+            // outside any transaction.
+            let ledger = crate::sql::loads::LoadLedger::new(&self.table).ddl();
+            self.batch(&ledger)
+                .context("init failed on PostgreSQL: the load ledger")?;
             for spec in init_indexes(&self.table) {
                 self.build_index(&spec)?;
             }
@@ -758,8 +801,9 @@ impl Bulk for PostgresBackend {
         &mut self,
         jobs: &mut dyn Iterator<Item = Result<crate::model::NewJob>>,
         return_ids: bool,
+        load: Option<&str>,
     ) -> Result<crate::model::EnqueueOutcome> {
-        enqueue::enqueue(self, jobs, return_ids)
+        enqueue::enqueue(self, jobs, return_ids, load)
     }
 
     fn table_size(&mut self) -> Result<TableSize> {
@@ -799,6 +843,10 @@ impl Planner for PostgresBackend {
 }
 
 impl Diagnostics for PostgresBackend {
+    fn server_role(&mut self) -> Result<Option<crate::model::ServerRole>> {
+        diag::server_role(self).map(Some)
+    }
+
     fn blocked(&mut self) -> Result<crate::model::BlockedReport> {
         diag::blocked(self)
     }

@@ -9,12 +9,14 @@ use super::{SqliteBackend, to_sql};
 use crate::db::check_new_job;
 use crate::db::{Session, TxMode};
 use crate::model::{EnqueueOutcome, JobId, NewJob};
+use crate::sql::loads::LoadLedger;
 use crate::sql::queue::QueueSql;
 
 pub fn enqueue(
     b: &mut SqliteBackend,
     jobs: &mut dyn Iterator<Item = Result<NewJob>>,
     return_ids: bool,
+    load: Option<&str>,
 ) -> Result<EnqueueOutcome> {
     let now = Utc::now();
     let table = b.table.clone();
@@ -53,6 +55,10 @@ pub fn enqueue(
             }
             count += 1;
         }
+        drop(stmt);
+        if let Some(id) = load {
+            b.execute(&LoadLedger::new(&table).record(id, count))?;
+        }
         Ok((count, ids))
     })();
     let (count, ids) = match result {
@@ -68,5 +74,7 @@ pub fn enqueue(
     Ok(EnqueueOutcome {
         enqueued: count,
         ids: return_ids.then_some(ids),
+        load_id: load.map(str::to_string),
+        ..EnqueueOutcome::default()
     })
 }

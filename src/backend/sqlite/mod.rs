@@ -634,6 +634,7 @@ impl Schema for SqliteBackend {
         [
             "PRAGMA journal_mode = WAL".to_string(),
             table_ddl(&self.table),
+            crate::sql::loads::LoadLedger::new(&self.table).ddl(),
         ]
         .into_iter()
         .chain(
@@ -732,8 +733,9 @@ impl Bulk for SqliteBackend {
         &mut self,
         jobs: &mut dyn Iterator<Item = Result<crate::model::NewJob>>,
         return_ids: bool,
+        load: Option<&str>,
     ) -> Result<crate::model::EnqueueOutcome> {
-        enqueue::enqueue(self, jobs, return_ids)
+        enqueue::enqueue(self, jobs, return_ids, load)
     }
 
     fn table_size(&mut self) -> Result<TableSize> {
