@@ -812,7 +812,51 @@ fn bulk_enqueue_stores_each_jobs_own_values(db: &dyn Db) {
     assert_eq!(due[2].to_rfc3339(), "2031-05-06T07:08:09+00:00");
 }
 
+/// A job the table refuses in the middle of a bulk load: the error names
+/// its input line (blank lines counted), on every backend, says once that
+/// nothing was enqueued, and nothing was.
+fn a_refused_job_is_named_by_its_line(db: &dyn Db) {
+    db.run(&["init"]).assert_ok();
+    let bad_queue = match db.kind() {
+        Kind::Sqlite => {
+            db.sql(
+                "CREATE TRIGGER no_bad BEFORE INSERT ON jobs WHEN NEW.queue = 'bad' \
+                 BEGIN SELECT RAISE(ABORT, 'queue bad is refused'); END",
+            );
+            "bad".to_string()
+        }
+        Kind::Postgres => {
+            db.sql("ALTER TABLE jobs ADD CONSTRAINT no_bad CHECK (queue <> 'bad')");
+            "bad".to_string()
+        }
+        // VARCHAR(255): LOAD DATA truncates with a warning that names its
+        // row, and qctl refuses the load.
+        Kind::Mysql => "q".repeat(300),
+    };
+    let before = db.snapshot();
+    let mut lines = String::new();
+    for line in 1..=10 {
+        match line {
+            2 => lines.push('\n'),
+            5 => lines.push_str(&format!(
+                "{{\"payload\": {line}, \"queue\": \"{bad_queue}\"}}\n"
+            )),
+            _ => lines.push_str(&format!("{{\"payload\": {line}}}\n")),
+        }
+    }
+    let run = db.stdin(&["enqueue", "--from-file", "-"], &lines);
+    run.assert_error("line 5: ");
+    assert_eq!(
+        run.stderr.matches("nothing was enqueued").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    assert_eq!(db.snapshot(), before);
+}
+
 on_every_backend!(
+    a_refused_job_is_named_by_its_line,
     bulk_enqueue_stores_each_jobs_own_values,
     claim_order_follows_the_layout,
     a_table_without_a_worker_column,

@@ -17,6 +17,9 @@ pub struct ErrorContext {
     /// Whether the server is a Galera cluster's node (`@@wsrep_on`): its
     /// 1213 is mostly a certification conflict with another node.
     pub galera: bool,
+    /// The server's name in messages: `MariaDB` or `MySQL` (from
+    /// `VERSION()`; `MySQL/MariaDB` until it is read).
+    pub server: &'static str,
 }
 
 /// A driver error in words: the server's `ERROR 1049 (42000): Unknown
@@ -136,6 +139,6 @@ pub fn mysql_error(err: mysql::Error, cx: &ErrorContext) -> anyhow::Error {
             "{message} — the server refuses LOAD DATA LOCAL: set local_infile=ON on it"
         ),
         Some(_) => anyhow::anyhow!("{message}"),
-        None => anyhow::anyhow!("MySQL: {message}"),
+        None => anyhow::anyhow!("{}: {message}", cx.server),
     }
 }

@@ -199,6 +199,7 @@ impl MysqlBackend {
                 busy_timeout: options.busy_timeout,
                 preset: None,
                 galera: false,
+                server: "MySQL/MariaDB",
             },
             info,
             // Connections this one opens later (bench's workers, the
@@ -225,6 +226,7 @@ impl MysqlBackend {
                 .and_then(Value::into_text)
                 .unwrap_or_default(),
         );
+        backend.cx.server = backend.server.name();
         if backend.server.mariadb {
             // A Galera node: conflicts with other nodes' writes show as
             // 1213 at any statement or at COMMIT.
@@ -721,16 +723,20 @@ impl Schema for MysqlBackend {
     fn init(&mut self) -> Result<()> {
         if !self.table_exists {
             let ddl = table_ddl(&self.table);
-            self.batch(&ddl).context("init failed on MySQL")?;
+            let name = self.server.name();
+            self.batch(&ddl)
+                .with_context(|| format!("init failed on {name}"))?;
             let layout = self.table.layout.clone();
             self.load_table(layout)?;
         }
         let ledger = crate::sql::loads::LoadLedger::new(&self.table).ddl();
-        self.batch(&ledger)
-            .context("init failed on MySQL: the load ledger (the table was created)")?;
+        let name = self.server.name();
+        self.batch(&ledger).with_context(|| {
+            format!("init failed on {name}: the load ledger (the table was created)")
+        })?;
         for spec in init_indexes(&self.table) {
             self.build_index(&spec)
-                .context("init failed on MySQL (the table was created)")?;
+                .with_context(|| format!("init failed on {name} (the table was created)"))?;
         }
         self.built.clear();
         let layout = self.table.layout.clone();

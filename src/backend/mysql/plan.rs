@@ -33,7 +33,8 @@ pub fn plan(b: &mut MysqlBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> {
     if how.forced {
         b.run("SET SESSION max_seeks_for_key = DEFAULT")?;
     }
-    let rows = result.map_err(|e| e.context("EXPLAIN failed on MySQL"))?;
+    let name = b.server.name();
+    let rows = result.map_err(|e| e.context(format!("EXPLAIN failed on {name}")))?;
     let doc: serde_json::Value = rows
         .into_iter()
         .next()
@@ -270,7 +271,8 @@ pub fn describe_params(b: &mut MysqlBackend, sql: &str) -> Result<Vec<Option<Str
             Err(e) if super::error::code(&e) == Some(1792) => continue,
             Err(e) => {
                 return Err(anyhow::anyhow!(
-                    "--sql is not a statement MySQL accepts: {}",
+                    "--sql is not a statement {} accepts: {}",
+                    b.server.name(),
                     describe(&e)
                 ));
             }

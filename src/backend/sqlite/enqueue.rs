@@ -8,6 +8,7 @@ use rusqlite::types::ValueRef;
 use super::{SqliteBackend, to_sql};
 use crate::db::check_new_job;
 use crate::db::{Session, TxMode};
+use crate::error::QctlError;
 use crate::model::{EnqueueOutcome, JobId, NewJob};
 use crate::sql::loads::LoadLedger;
 use crate::sql::queue::QueueSql;
@@ -40,9 +41,15 @@ pub fn enqueue(
             {
                 stmt.raw_bind_parameter(i + 1, to_sql(value)).map_err(err)?;
             }
+            // A row the table refuses (a CHECK, a trigger) is named by
+            // its place in the load.
+            let refused = |e| QctlError::RowRefused {
+                row: count + 1,
+                message: format!("{:#}", err(e)),
+            };
             if return_ids {
                 let mut rows = stmt.raw_query();
-                if let Some(row) = rows.next().map_err(err)? {
+                if let Some(row) = rows.next().map_err(refused)? {
                     ids.push(match row.get_ref(0).map_err(err)? {
                         ValueRef::Integer(n) => JobId::Int(n),
                         other => {
@@ -51,7 +58,7 @@ pub fn enqueue(
                     });
                 }
             } else {
-                stmt.raw_execute().map_err(err)?;
+                stmt.raw_execute().map_err(refused)?;
             }
             count += 1;
         }
