@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod db;
+pub mod galera;
 pub mod mysql;
 pub mod pg;
 pub mod proxy;
