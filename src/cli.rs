@@ -242,6 +242,15 @@ pub struct DoctorArgs {
     #[arg(long, default_value_t = 10_000, value_name = "ROWS")]
     pub sort_threshold: u64,
 
+    /// Fail when a standby's replay is further behind than this (or paused)
+    #[arg(long, value_parser = parse_duration, default_value = "30s", value_name = "DURATION")]
+    pub max_lag: Duration,
+
+    /// Fail when a Galera cluster has fewer nodes than N [default: the nodes
+    /// wsrep_cluster_address lists]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(1..))]
+    pub cluster_size: Option<i64>,
+
     /// Fail on warnings too
     #[arg(long)]
     pub strict: bool,
@@ -384,6 +393,11 @@ pub struct StatsArgs {
     /// Exit 1 when more than N running jobs are stale
     #[arg(long, value_name = "N")]
     pub max_stale: Option<i64>,
+
+    /// Exit 1 when the counts are older than this: a standby whose replay is further behind (or
+    /// paused), a Galera node that is not Synced
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub max_lag: Option<Duration>,
 
     /// Write the document to FILE instead of stdout, atomically (a temporary file in the same
     /// directory, then a rename), as node_exporter's textfile collector needs; with --watch,

@@ -380,6 +380,9 @@ fn stats_table(stats: &Stats, watch: Option<Option<&Trend>>, styles: &Styles) ->
         ));
     }
     notes.extend(stats.notes.iter().map(|n| clean(n)));
+    if let Some(caveat) = stats.server.as_ref().and_then(|s| s.caveat()) {
+        notes.push(clean(&caveat));
+    }
     let _ = writeln!(
         out,
         "{}",

@@ -22,6 +22,11 @@ pub struct DoctorRequest {
     pub max_wait: Duration,
     /// A temporary sort of more rows than this is an error.
     pub sort_threshold: u64,
+    /// A standby's replay further behind than this fails.
+    pub max_lag: Duration,
+    /// A Galera cluster of fewer nodes fails (else the nodes its address
+    /// lists).
+    pub cluster_size: Option<i64>,
     /// Warnings fail too.
     pub strict: bool,
 }

@@ -59,6 +59,7 @@ fn qctl(db: &MyDb, url: &str, args: &[&str]) -> Run {
 /// that did not stand.
 #[test]
 fn galera_claims_and_completes_from_every_node_are_true() {
+    let _shared = DISRUPT.read().unwrap_or_else(|e| e.into_inner());
     let cluster = cluster_db();
     let db = &cluster.db;
     qctl(db, &cluster.urls[0], &["init"]).assert_ok();
@@ -169,6 +170,7 @@ fn galera_claims_under_contention_hold_what_they_return() {
     use qctl::db::{Access, ConnectOptions};
     use qctl::model::FinishOutcome;
     use qctl::request::{ClaimRequest, Finish, FinishRequest};
+    let _shared = DISRUPT.read().unwrap_or_else(|e| e.into_inner());
     let cluster = cluster_db();
     let db = &cluster.db;
     qctl(db, &cluster.urls[0], &["init"]).assert_ok();
@@ -270,4 +272,159 @@ fn galera_claims_under_contention_hold_what_they_return() {
          conflicts or brute-force aborts",
         after - before
     );
+}
+
+/// Disruptive Galera scenarios (a node desynced, isolated or stopped) run
+/// alone; the others share the cluster.
+static DISRUPT: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// The one-reaper guard holds across the cluster: while a reap runs on
+/// node 1, reaps started on nodes 2 and 3 exit 1 ("another reap"), as on
+/// one server; every stale job is reaped once.
+#[test]
+fn galera_one_reaper_across_the_cluster() {
+    let _shared = DISRUPT.read().unwrap_or_else(|e| e.into_inner());
+    let cluster = cluster_db();
+    let db = &cluster.db;
+    qctl(db, &cluster.urls[0], &["init"]).assert_ok();
+    let lines: String = (0..2000)
+        .map(|i| format!("{{\"payload\": {i}}}\n"))
+        .collect();
+    db.stdin(&["enqueue", "--from-file", "-"], &lines)
+        .assert_ok();
+    db.exec(
+        "UPDATE jobs SET status = 'running', locked_by = 'dead', attempts = 1, \
+         locked_at = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, \
+         locked_until = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR",
+    );
+    let mut first = db.cmd();
+    first
+        .args(["-d", &cluster.urls[0], "reap", "--batch-size", "5"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let first = first.spawn().unwrap();
+    let mut conn = common::mysql::connect(&cluster.urls[1]).unwrap();
+    common::wait_for("the first reap's lease", Duration::from_secs(60), || {
+        conn.query_first::<String, _>("SELECT holder FROM qctl_leases")
+            .ok()
+            .flatten()
+            .is_some()
+    });
+    for url in &cluster.urls[1..] {
+        let other = qctl(db, url, &["reap"]);
+        assert_eq!(other.code, 1, "{}", other.stderr);
+        assert!(
+            other.stderr.contains("another qctl reap is running")
+                && other.stderr.contains("reap lease is held by"),
+            "{}",
+            other.stderr
+        );
+    }
+    let first = first.wait_with_output().unwrap();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert_eq!(db.count("status = 'pending' AND attempts = 1"), 2000);
+    let lease: Option<i64> = conn
+        .query_first("SELECT count(*) FROM qctl_leases")
+        .unwrap();
+    assert_eq!(lease, Some(0), "the lease is given up at the end");
+}
+
+/// A node that lags (desynced) or left the cluster is named: stats says
+/// its counts lag, doctor fails its replication check, and a node outside
+/// the Primary Component gets one clear sentence, not a raw error 1047.
+/// A cluster short of a node fails doctor on the others.
+#[test]
+fn galera_node_states_are_named() {
+    let _alone = DISRUPT.write().unwrap_or_else(|e| e.into_inner());
+    let galera = galera::cluster();
+    let cluster = cluster_db();
+    let db = &cluster.db;
+    qctl(db, &cluster.urls[0], &["init"]).assert_ok();
+    let doctor = |url: &str| -> serde_json::Value {
+        let run = qctl(db, url, &["--format", "json", "doctor"]);
+        run.json()["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "replication")
+            .cloned()
+            .expect("a replication check")
+    };
+    let healthy = doctor(&cluster.urls[0]);
+    assert_eq!(healthy["status"], "ok", "{healthy}");
+    let stats = qctl(db, &cluster.urls[0], &["--format", "json", "stats"]);
+    stats.assert_ok();
+    let server = &stats.json()["server"];
+    assert_eq!(server["role"], "node");
+    assert_eq!(server["galera"]["state"], "Synced");
+    assert_eq!(server["galera"]["cluster_size"], 3);
+
+    // Desynced: the node applies the cluster's writes when it can.
+    let node3 = &galera.nodes[2];
+    node3
+        .conn()
+        .unwrap()
+        .query_drop("SET GLOBAL wsrep_desync = ON")
+        .unwrap();
+    common::wait_for("node 3 to be desynced", Duration::from_secs(30), || {
+        node3.status("wsrep_local_state_comment").as_deref() == Some("Donor/Desynced")
+    });
+    let lagging = doctor(&cluster.urls[2]);
+    assert_eq!(lagging["status"], "failed", "{lagging}");
+    assert!(
+        lagging["detail"]
+            .as_str()
+            .unwrap()
+            .contains("Donor/Desynced")
+    );
+    let stats = qctl(db, &cluster.urls[2], &["stats"]);
+    assert!(
+        stats.stdout.contains("its counts lag the cluster's"),
+        "{}",
+        stats.stdout
+    );
+    let gate = qctl(db, &cluster.urls[2], &["stats", "--max-lag", "10s"]);
+    assert_eq!(gate.code, 1, "{}", gate.stderr);
+    node3
+        .conn()
+        .unwrap()
+        .query_drop("SET GLOBAL wsrep_desync = OFF")
+        .unwrap();
+    galera.synced();
+
+    // Isolated: out of the Primary Component, the node refuses queries.
+    node3
+        .conn()
+        .unwrap()
+        .query_drop("SET GLOBAL wsrep_provider_options = 'gmcast.isolate=1'")
+        .unwrap();
+    common::wait_for(
+        "node 3 to leave the Primary Component",
+        Duration::from_secs(60),
+        || node3.status("wsrep_cluster_status").as_deref() == Some("non-Primary"),
+    );
+    let refused = qctl(db, &cluster.urls[2], &["stats"]);
+    refused.assert_error("not part of the cluster's Primary Component");
+    // The others see a cluster of two.
+    common::wait_for(
+        "the others to see two nodes",
+        Duration::from_secs(60),
+        || galera.nodes[0].status("wsrep_cluster_size").as_deref() == Some("2"),
+    );
+    let short = doctor(&cluster.urls[0]);
+    assert_eq!(short["status"], "failed", "{short}");
+    assert!(
+        short["detail"].as_str().unwrap().contains("2 of 3 nodes"),
+        "{short}"
+    );
+    node3
+        .conn()
+        .unwrap()
+        .query_drop("SET GLOBAL wsrep_provider_options = 'gmcast.isolate=0'")
+        .unwrap();
+    galera.synced();
 }

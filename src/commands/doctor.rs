@@ -21,6 +21,8 @@ pub fn run(ctx: &Ctx, args: &DoctorArgs) -> Result<u8> {
             max_ready_age: args.max_ready_age,
             max_wait: args.max_wait,
             sort_threshold: args.sort_threshold,
+            max_lag: args.max_lag,
+            cluster_size: args.cluster_size,
             strict: args.strict,
         },
     )?;

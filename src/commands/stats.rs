@@ -204,5 +204,18 @@ fn thresholds(ctx: &Ctx, args: &StatsArgs, stats: &Stats) -> u8 {
         ));
         code = exit::NO;
     }
+    if let (Some(max), Some(behind)) = (
+        args.max_lag,
+        stats
+            .server
+            .as_ref()
+            .and_then(|s| args.max_lag.and_then(|m| s.behind(m))),
+    ) {
+        ctx.out.warn(&format!(
+            "these counts are older than --max-lag {}: {behind}",
+            format_duration(max)
+        ));
+        code = exit::NO;
+    }
     code
 }

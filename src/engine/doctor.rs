@@ -57,7 +57,7 @@ fn table_checks<B: Backend + ?Sized>(
 /// replicate asynchronously can lose acknowledged work in a failover.
 fn replication_checks<B: Backend + ?Sized>(
     b: &mut B,
-    _request: &DoctorRequest,
+    request: &DoctorRequest,
     checks: &mut Vec<Check>,
 ) -> Result<()> {
     let role = match b.server_role() {
@@ -72,12 +72,15 @@ fn replication_checks<B: Backend + ?Sized>(
             return Ok(());
         }
     };
-    checks.push(replication_check(&role));
+    checks.push(replication_check(&role, request));
     Ok(())
 }
 
 /// What a server's role means for the work qctl acknowledges there.
-fn replication_check(role: &crate::model::ServerRole) -> Check {
+fn replication_check(role: &crate::model::ServerRole, request: &DoctorRequest) -> Check {
+    if let Some(galera) = &role.galera {
+        return galera_check(galera, request);
+    }
     let named = |standbys: &[&crate::model::Standby]| {
         standbys
             .iter()
@@ -94,7 +97,7 @@ fn replication_check(role: &crate::model::ServerRole) -> Check {
     match role.role {
         "standby" => Check {
             name: "replication",
-            status: if role.replay_paused == Some(true) {
+            status: if role.behind(request.max_lag).is_some() {
                 CheckStatus::Failed
             } else {
                 CheckStatus::Warning
@@ -170,6 +173,54 @@ fn replication_check(role: &crate::model::ServerRole) -> Check {
                 }
             }
         }
+    }
+}
+
+/// A Galera node: it must be Synced in the Primary Component (else its
+/// reads lag the cluster, or it refuses queries), and its cluster as big as
+/// expected.
+fn galera_check(galera: &crate::model::GaleraState, request: &DoctorRequest) -> Check {
+    let expected = request.cluster_size.unwrap_or(galera.expected_size).max(1);
+    let (status, detail) = if !galera.healthy() {
+        (
+            CheckStatus::Failed,
+            format!(
+                "Galera node {} is {} ({}, ready {}, receive queue {}): its reads lag the \
+                 cluster's or it refuses queries — point qctl at a Synced node",
+                galera.node,
+                galera.state,
+                galera.cluster_status,
+                if galera.ready { "ON" } else { "OFF" },
+                galera.recv_queue
+            ),
+        )
+    } else if galera.cluster_size < expected {
+        (
+            CheckStatus::Failed,
+            format!(
+                "the Galera cluster has {} of {expected} nodes ({}): a node is down or cut off",
+                galera.cluster_size,
+                galera.members.join(", ")
+            ),
+        )
+    } else {
+        (
+            CheckStatus::Ok,
+            format!(
+                "Galera node {} Synced in a cluster of {} ({}); flow control paused {:.0}% of \
+                 the time, receive queue {}",
+                galera.node,
+                galera.cluster_size,
+                galera.members.join(", "),
+                galera.flow_control_paused * 100.0,
+                galera.recv_queue
+            ),
+        )
+    };
+    Check {
+        name: "replication",
+        status,
+        detail,
     }
 }
 
@@ -257,14 +308,33 @@ fn queue_checks<B: Backend + ?Sized>(
             stale: stale_rule(&table.layout, request.timeout),
         },
     )?;
+    // Read on a standby or a lagging Galera node, the counts are as old
+    // as its replay, and a reap there cannot write: the advice says where
+    // to act.
+    let standby = stats.server.as_ref().is_some_and(|s| s.role == "standby");
+    let as_of = stats
+        .server
+        .as_ref()
+        .and_then(|s| s.behind(request.max_lag))
+        .map(|why| format!(" (as this server saw them: {why})"))
+        .unwrap_or_default();
     checks.push(match stats.total.stale {
         Some(stale) if stale > request.max_stale => Check {
             name: "stale jobs",
             status: CheckStatus::Failed,
             detail: format!(
-                "{stale} running jobs are stale (more than {}): their workers died — run qctl reap{}",
+                "{stale} running jobs are stale (more than {}){as_of}: their workers died — run \
+                 qctl reap{}{}",
                 request.max_stale,
-                request.timeout.map_or(String::new(), |t| format!(" --timeout {}", format_duration(t)))
+                request.timeout.map_or(String::new(), |t| format!(
+                    " --timeout {}",
+                    format_duration(t)
+                )),
+                if standby {
+                    " on the primary (this server is a standby: it takes no writes)"
+                } else {
+                    ""
+                }
             ),
         },
         Some(stale) => Check {
@@ -310,10 +380,10 @@ fn queue_checks<B: Backend + ?Sized>(
         detail: format!(
             "{} failed jobs{}",
             stats.total.failed,
-            if stats.total.failed > 0 {
-                " — qctl list --status failed; qctl retry"
-            } else {
-                ""
+            match (stats.total.failed > 0, standby) {
+                (true, false) => " — qctl list --status failed; qctl retry",
+                (true, true) => " — qctl list --status failed; qctl retry on the primary",
+                (false, _) => "",
             }
         ),
     });

@@ -1160,6 +1160,10 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
         stats.unmatched_not_looked_for = true;
         stats.notes.push(UNMATCHED_NOT_LOOKED_FOR.to_string());
     }
+    // Where the counts were read: a standby's are as old as its replay, a
+    // lagging Galera node's behind the cluster's. Not knowing the role (a
+    // missing privilege) leaves the counts as they are.
+    stats.server = b.server_role().ok().flatten();
     // A system with no stale state (its running jobs hold session locks
     // that die with their worker: Que, GoodJob): none is stale, ever.
     if request.stale.is_none() && never_stale(&b.table().layout) {

@@ -123,11 +123,11 @@ impl ConnInfo {
         self.get("database").filter(|d| !d.is_empty())
     }
 
-    fn host(&self) -> &str {
+    pub fn host(&self) -> &str {
         self.get("host").unwrap_or("localhost")
     }
 
-    fn port(&self) -> u16 {
+    pub fn port(&self) -> u16 {
         self.get("port")
             .and_then(|p| p.parse().ok())
             .unwrap_or(3306)

@@ -616,3 +616,56 @@ mod tests {
         );
     }
 }
+
+/// A Galera node's role: the node and its cluster as its status variables
+/// tell (None on a server that is not a Galera node).
+pub fn server_role(b: &mut MysqlBackend) -> Result<Option<crate::model::ServerRole>> {
+    if !b.cx.galera {
+        return Ok(None);
+    }
+    let mut values = std::collections::HashMap::new();
+    let rows = b.query_text(
+        "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_state_comment', 'wsrep_ready', \
+         'wsrep_cluster_status', 'wsrep_cluster_size', 'wsrep_local_recv_queue', \
+         'wsrep_flow_control_paused', 'wsrep_incoming_addresses')",
+    )?;
+    let variables = b.query_text(
+        "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('wsrep_node_name', 'wsrep_cluster_address')",
+    )?;
+    for row in rows.into_iter().chain(variables) {
+        let mut row = row.into_iter();
+        if let (Some(name), Some(value)) = (text(&mut row), text(&mut row)) {
+            values.insert(name.to_ascii_lowercase(), value);
+        }
+    }
+    let get = |name: &str| values.get(name).cloned().unwrap_or_default();
+    let number = |name: &str| get(name).trim().parse::<f64>().unwrap_or(0.0);
+    // gcomm://a:4567,b:4567,c:4567 (options after '?')
+    let listed = get("wsrep_cluster_address");
+    let listed = listed
+        .strip_prefix("gcomm://")
+        .unwrap_or("")
+        .split('?')
+        .next()
+        .unwrap_or("");
+    let galera = crate::model::GaleraState {
+        node: get("wsrep_node_name"),
+        state: get("wsrep_local_state_comment"),
+        ready: get("wsrep_ready").eq_ignore_ascii_case("ON"),
+        cluster_status: get("wsrep_cluster_status"),
+        cluster_size: number("wsrep_cluster_size") as i64,
+        expected_size: listed.split(',').filter(|a| !a.trim().is_empty()).count() as i64,
+        recv_queue: number("wsrep_local_recv_queue") as i64,
+        flow_control_paused: number("wsrep_flow_control_paused"),
+        members: get("wsrep_incoming_addresses")
+            .split(',')
+            .map(str::trim)
+            .filter(|a| !a.is_empty() && *a != "AUTO")
+            .map(str::to_string)
+            .collect(),
+    };
+    let mut role = crate::model::ServerRole::new("node");
+    role.host = Some(format!("{}:{}", b.info.host(), b.info.port()));
+    role.galera = Some(galera);
+    Ok(Some(role))
+}

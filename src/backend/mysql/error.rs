@@ -108,13 +108,18 @@ pub fn mysql_error(err: mysql::Error, cx: &ErrorContext) -> anyhow::Error {
         // node's (or a transaction a replicated write aborted).
         Some(1213) if cx.galera => QctlError::Certification { message }.into(),
         Some(1213) => QctlError::Deadlock { message }.into(),
-        // A Galera node outside the Primary Component refuses queries.
-        Some(1047) => anyhow::anyhow!(
-            "{message} — this Galera node is not part of the cluster's Primary Component \
+        // A Galera node outside the Primary Component refuses queries (and
+        // a write it took before finds no cluster to replicate to).
+        Some(1047) | Some(1180)
+            if code(&err) == Some(1047) || message.contains("Primary Component") =>
+        {
+            anyhow::anyhow!(
+                "{message} — this Galera node is not part of the cluster's Primary Component \
              (wsrep_ready is OFF: it lost contact with the majority, or is still joining); it \
              refuses every query until it rejoins: point qctl at a node of the Primary \
              Component"
-        ),
+            )
+        }
         // A transaction over the cluster's write-set limits.
         Some(1180 | 1105) if cx.galera && message.to_ascii_lowercase().contains("wsrep") => {
             anyhow::anyhow!(

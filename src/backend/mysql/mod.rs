@@ -17,6 +17,7 @@ pub mod connect;
 mod diag;
 mod enqueue;
 mod error;
+mod lease;
 mod plan;
 mod stats;
 mod value;
@@ -244,6 +245,22 @@ impl MysqlBackend {
         );
         let statement_timeout = options.statement_timeout;
         backend.session(read_only, statement_timeout)?;
+        if backend.cx.galera && read_only {
+            // A Synced node's reads wait until it has applied what the
+            // cluster committed before them (causal reads), so its counts
+            // are the cluster's; a lagging node's would wait out its whole
+            // queue, so it reads what it has, and says so (stats, doctor).
+            let state = backend.query_text("SHOW STATUS LIKE 'wsrep_local_state_comment'")?;
+            let synced = state
+                .into_iter()
+                .next()
+                .and_then(|r| r.into_iter().nth(1))
+                .and_then(Value::into_text)
+                .is_some_and(|s| s == "Synced");
+            if synced {
+                backend.batch("SET SESSION wsrep_sync_wait = 1")?;
+            }
+        }
         if matches!(
             options.access,
             Access::Create | Access::Print | Access::Scratch
@@ -843,6 +860,10 @@ impl Planner for MysqlBackend {
 }
 
 impl Diagnostics for MysqlBackend {
+    fn server_role(&mut self) -> Result<Option<crate::model::ServerRole>> {
+        diag::server_role(self)
+    }
+
     fn blocked(&mut self) -> Result<crate::model::BlockedReport> {
         diag::blocked(self)
     }
@@ -860,6 +881,12 @@ impl Diagnostics for MysqlBackend {
     }
 
     fn reap_lock(&mut self, wait: bool) -> Result<Option<Box<dyn HeldLock>>> {
+        // GET_LOCK is node-local on Galera: the guard is a replicated row.
+        if self.cx.galera {
+            let lease = lease::Lease::take(self, wait)?;
+            self.helper_id = Some(lease.id());
+            return Ok(Some(Box::new(lease)));
+        }
         let lock = ReapLock::take(self, wait)?;
         self.helper_id = Some(lock.id());
         Ok(Some(Box::new(lock)))

@@ -318,10 +318,15 @@ pub fn server_role(b: &mut PostgresBackend) -> Result<ServerRole> {
     let mut role = ServerRole::new(if recovery { "standby" } else { "primary" });
     if recovery {
         // Replay is as far behind as the last replayed commit is old, but
-        // only while WAL waits to be replayed: a standby that replayed all
-        // it received is current (an idle primary sends no commits).
+        // only while WAL waits to be replayed: a standby that streams and
+        // replayed all it received is current (an idle primary sends no
+        // commits, so the last one's age would overstate the lag). Without
+        // a streaming receiver (the primary gone) nothing says it is
+        // current.
         let sql = "SELECT CASE WHEN pg_last_wal_receive_lsn() IS NOT NULL \
-                        AND pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0 \
+                        AND pg_last_wal_receive_lsn() <= pg_last_wal_replay_lsn() \
+                        AND EXISTS (SELECT 1 FROM pg_stat_wal_receiver WHERE status = 'streaming') \
+                        THEN 0 \
                         ELSE extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8 END, \
                    pg_is_wal_replay_paused(), \
                    (SELECT sender_host || ':' || sender_port FROM pg_stat_wal_receiver)";

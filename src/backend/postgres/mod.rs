@@ -188,6 +188,9 @@ impl PostgresBackend {
             if read_only { "on" } else { "off" }
         );
         backend.batch(&setup)?;
+        if !read_only {
+            backend.refuse_standby(options.access)?;
+        }
         let layout = crate::db::auto_layout(&mut backend, options, layout)?;
         backend.cx.table = layout.table.to_string();
         backend.load_table(layout)?;
@@ -199,6 +202,36 @@ impl PostgresBackend {
             .into());
         }
         Ok(backend)
+    }
+
+    /// Refuses a command that writes on a standby, before anything is
+    /// written: it names the server, its role and the primary it streams
+    /// from, and how to reach the primary.
+    fn refuse_standby(&mut self, access: Access) -> Result<()> {
+        let rows = self.query(&Stmt::plain(
+            "SELECT pg_is_in_recovery(), \
+             (SELECT sender_host || ':' || sender_port FROM pg_stat_wal_receiver)",
+        ))?;
+        let mut row = rows.into_iter().next().unwrap_or_default().into_iter();
+        if row.next().and_then(|v| v.as_bool()) != Some(true) {
+            return Ok(());
+        }
+        let upstream = row
+            .next()
+            .and_then(Value::into_text)
+            .map(|u| format!(", streaming from {u}"))
+            .unwrap_or_default();
+        let what = match access {
+            Access::Create => "init creates tables and indexes",
+            Access::Scratch => "bench writes a scratch table",
+            _ => "this command writes",
+        };
+        Err(QctlError::usage(format!(
+            "{} is a standby (in recovery{upstream}): it takes no writes, and {what}; nothing \
+             was changed — point qctl at the primary, or list every server in the URL with \
+             target_session_attrs=read-write (postgres://h1,h2/db?target_session_attrs=read-write)",
+            self.answered
+        )))
     }
 
     /// Reads the table's columns from the catalog and resolves the layout
