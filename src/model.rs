@@ -303,7 +303,7 @@ pub struct Stats {
     /// The server the counts were read on, where it is part of a
     /// replicated setup or a cluster (its role and lag).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub server: Option<ServerRole>,
+    pub server: Option<Box<ServerRole>>,
 }
 
 /// One refresh of `stats --watch`: the counts, and from the second

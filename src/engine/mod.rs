@@ -1163,7 +1163,7 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
     // Where the counts were read: a standby's are as old as its replay, a
     // lagging Galera node's behind the cluster's. Not knowing the role (a
     // missing privilege) leaves the counts as they are.
-    stats.server = b.server_role().ok().flatten();
+    stats.server = b.server_role().ok().flatten().map(Box::new);
     // A system with no stale state (its running jobs hold session locks
     // that die with their worker: Que, GoodJob): none is stale, ever.
     if request.stale.is_none() && never_stale(&b.table().layout) {

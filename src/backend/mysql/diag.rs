@@ -570,53 +570,6 @@ fn lock_name_in(query: &str) -> Option<String> {
     Some(body[..end].to_string())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lock_names_from_statements() {
-        assert_eq!(
-            lock_name_in("SELECT GET_LOCK('maintenance', 30)").as_deref(),
-            Some("maintenance")
-        );
-        assert_eq!(
-            lock_name_in("select get_lock( \"x y\", 1)").as_deref(),
-            Some("x y")
-        );
-        assert_eq!(lock_name_in("SELECT 1"), None);
-    }
-
-    #[test]
-    fn job_ids_from_record_locks() {
-        let wait = |index: &str, data: &str| Wait {
-            waiting: 1,
-            blocking: 2,
-            seconds: None,
-            mode: None,
-            schema: None,
-            table: None,
-            index: Some(index.into()),
-            data: Some(data.into()),
-        };
-        assert_eq!(
-            locked_job(&wait("PRIMARY", "42"), true),
-            Some(JobId::Int(42))
-        );
-        assert_eq!(
-            locked_job(
-                &wait("jobs_claim_idx", "'pending', 'default', 0x99, 7"),
-                true
-            ),
-            Some(JobId::Int(7))
-        );
-        assert_eq!(
-            locked_job(&wait("PRIMARY", "supremum pseudo-record"), true),
-            None
-        );
-    }
-}
-
 /// A Galera node's role: the node and its cluster as its status variables
 /// tell (None on a server that is not a Galera node).
 pub fn server_role(b: &mut MysqlBackend) -> Result<Option<crate::model::ServerRole>> {
@@ -668,4 +621,51 @@ pub fn server_role(b: &mut MysqlBackend) -> Result<Option<crate::model::ServerRo
     role.host = Some(format!("{}:{}", b.info.host(), b.info.port()));
     role.galera = Some(galera);
     Ok(Some(role))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_names_from_statements() {
+        assert_eq!(
+            lock_name_in("SELECT GET_LOCK('maintenance', 30)").as_deref(),
+            Some("maintenance")
+        );
+        assert_eq!(
+            lock_name_in("select get_lock( \"x y\", 1)").as_deref(),
+            Some("x y")
+        );
+        assert_eq!(lock_name_in("SELECT 1"), None);
+    }
+
+    #[test]
+    fn job_ids_from_record_locks() {
+        let wait = |index: &str, data: &str| Wait {
+            waiting: 1,
+            blocking: 2,
+            seconds: None,
+            mode: None,
+            schema: None,
+            table: None,
+            index: Some(index.into()),
+            data: Some(data.into()),
+        };
+        assert_eq!(
+            locked_job(&wait("PRIMARY", "42"), true),
+            Some(JobId::Int(42))
+        );
+        assert_eq!(
+            locked_job(
+                &wait("jobs_claim_idx", "'pending', 'default', 0x99, 7"),
+                true
+            ),
+            Some(JobId::Int(7))
+        );
+        assert_eq!(
+            locked_job(&wait("PRIMARY", "supremum pseudo-record"), true),
+            None
+        );
+    }
 }
