@@ -428,3 +428,119 @@ fn galera_node_states_are_named() {
         .unwrap();
     galera.synced();
 }
+
+/// A primary with two streaming standbys: a standby's counts say how old
+/// they are (replay lag, paused replay, its primary), writes there are
+/// refused before anything runs, doctor never advises a write there, and
+/// every target_session_attrs value lands where libpq's would.
+#[test]
+fn standbys_are_named_and_take_no_writes() {
+    use common::pg::{PgDb, Replicated};
+    let cluster = Replicated::start("qctl-standbys", 2);
+    let db = PgDb::on(&cluster.primary.server());
+    let on = |port: u16| format!("postgres://postgres@127.0.0.1:{port}/{}", db.name);
+    let (primary, standby, other) = (
+        on(cluster.primary.port),
+        on(cluster.standbys[0].port),
+        on(cluster.standbys[1].port),
+    );
+    db.run(&["init"]).assert_ok();
+    let lines: String = (0..20).map(|i| format!("{{\"payload\": {i}}}\n")).collect();
+    db.stdin_run(&["enqueue", "--from-file", "-"], &lines).assert_ok();
+    db.exec(
+        "UPDATE jobs SET status = 'running', locked_by = 'dead', attempts = 1, \
+         locked_at = now() - interval '1 hour', locked_until = now() - interval '1 hour'",
+    );
+    cluster.caught_up();
+    let stats = qctl_pg(&db, &standby, &["--format", "json", "stats"]);
+    stats.assert_ok();
+    let server = stats.json()["server"].clone();
+    assert_eq!(server["role"], "standby", "{server}");
+    assert_eq!(
+        server["upstream"],
+        format!("127.0.0.1:{}", cluster.primary.port),
+        "{server}"
+    );
+    assert_eq!(server["replay_lag_seconds"], 0.0, "{server}");
+
+    // Replay paused on one standby: the primary reaps, the standby still
+    // shows the stale jobs, and says how old its counts are.
+    let mut paused = cluster.standbys[0].client("postgres");
+    paused.batch_execute("SELECT pg_wal_replay_pause()").unwrap();
+    qctl_pg(&db, &primary, &["reap"]).assert_ok();
+    let stats = qctl_pg(&db, &standby, &["--format", "json", "stats", "--max-lag", "10s"]);
+    assert_eq!(stats.code, 1, "a paused standby fails --max-lag: {}", stats.stderr);
+    let counts = stats.json();
+    assert_eq!(counts["total"]["stale"], 20, "the standby's counts are old");
+    assert_eq!(counts["server"]["replay_paused"], true);
+    let table = qctl_pg(&db, &standby, &["stats"]);
+    assert!(table.stdout.contains("replay PAUSED"), "{}", table.stdout);
+    let doctor = qctl_pg(&db, &standby, &["--format", "json", "doctor"]);
+    assert_eq!(doctor.code, 1);
+    let checks = doctor.json()["checks"].clone();
+    let named = |name: &str| -> serde_json::Value {
+        checks
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(named("replication")["status"], "failed");
+    let stale = named("stale jobs")["detail"].as_str().unwrap().to_string();
+    assert!(stale.contains("on the primary") && stale.contains("standby"), "{stale}");
+    paused.batch_execute("SELECT pg_wal_replay_resume()").unwrap();
+
+    // Writes on a standby: refused before anything runs, naming its
+    // primary and the way to reach it.
+    for args in [
+        &["reap"][..],
+        &["enqueue", "--payload", "1"],
+        &["claim", "--worker", "w"],
+        &["init"],
+    ] {
+        let refused = qctl_pg(&db, &other, args);
+        refused.assert_error("is a standby (in recovery, streaming from 127.0.0.1:");
+        assert!(refused.stderr.contains("target_session_attrs=read-write"));
+    }
+
+    // target_session_attrs over a list that starts with the standbys.
+    let list = |attrs: &str| {
+        format!(
+            "postgres://postgres@127.0.0.1:{},127.0.0.1:{},127.0.0.1:{}/{}?target_session_attrs={attrs}",
+            cluster.standbys[0].port, cluster.standbys[1].port, cluster.primary.port, db.name
+        )
+    };
+    let host = |attrs: &str| -> String {
+        let run = qctl_pg(&db, &list(attrs), &["--format", "json", "stats"]);
+        run.assert_ok();
+        run.json()["server"]["host"].as_str().unwrap().to_string()
+    };
+    let at = |port: u16| format!("127.0.0.1:{port}");
+    assert_eq!(host("any"), at(cluster.standbys[0].port));
+    assert_eq!(host("read-write"), at(cluster.primary.port));
+    assert_eq!(host("primary"), at(cluster.primary.port));
+    assert_eq!(host("read-only"), at(cluster.standbys[0].port));
+    assert_eq!(host("standby"), at(cluster.standbys[0].port));
+    assert_eq!(host("prefer-standby"), at(cluster.standbys[0].port));
+    qctl_pg(&db, &list("read-write"), &["enqueue", "--payload", "2"]).assert_ok();
+    let only_standbys = format!(
+        "postgres://postgres@127.0.0.1:{},127.0.0.1:{}/{}?target_session_attrs=primary",
+        cluster.standbys[0].port, cluster.standbys[1].port, db.name
+    );
+    let none = qctl_pg(&db, &only_standbys, &["stats"]);
+    none.assert_error("no host would do");
+    assert!(
+        none.stderr.contains(&format!("127.0.0.1:{}: a standby", cluster.standbys[1].port)),
+        "{}",
+        none.stderr
+    );
+}
+
+fn qctl_pg(db: &common::pg::PgDb, url: &str, args: &[&str]) -> Run {
+    let mut cmd = db.cmd();
+    cmd.args(["-d", url]).args(args);
+    let output = cmd.output().expect("run qctl");
+    Run::of(&cmd, output)
+}
