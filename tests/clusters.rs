@@ -362,6 +362,15 @@ fn galera_node_states_are_named() {
     assert_eq!(server["role"], "node");
     assert_eq!(server["galera"]["state"], "Synced");
     assert_eq!(server["galera"]["cluster_size"], 3);
+    let metrics = qctl(db, &cluster.urls[0], &["stats", "--format", "prometheus"]);
+    for line in [
+        "qctl_role{role=\"node\"} 1",
+        "qctl_cluster_size 3",
+        "qctl_cluster_expected_size 3",
+        "qctl_cluster_synced 1",
+    ] {
+        assert!(metrics.stdout.contains(line), "{line}: {}", metrics.stdout);
+    }
 
     // Desynced: the node applies the cluster's writes when it can.
     let node3 = &galera.nodes[2];
@@ -446,7 +455,8 @@ fn standbys_are_named_and_take_no_writes() {
     );
     db.run(&["init"]).assert_ok();
     let lines: String = (0..20).map(|i| format!("{{\"payload\": {i}}}\n")).collect();
-    db.stdin_run(&["enqueue", "--from-file", "-"], &lines).assert_ok();
+    db.stdin_run(&["enqueue", "--from-file", "-"], &lines)
+        .assert_ok();
     db.exec(
         "UPDATE jobs SET status = 'running', locked_by = 'dead', attempts = 1, \
          locked_at = now() - interval '1 hour', locked_until = now() - interval '1 hour'",
@@ -466,15 +476,42 @@ fn standbys_are_named_and_take_no_writes() {
     // Replay paused on one standby: the primary reaps, the standby still
     // shows the stale jobs, and says how old its counts are.
     let mut paused = cluster.standbys[0].client("postgres");
-    paused.batch_execute("SELECT pg_wal_replay_pause()").unwrap();
+    paused
+        .batch_execute("SELECT pg_wal_replay_pause()")
+        .unwrap();
     qctl_pg(&db, &primary, &["reap"]).assert_ok();
-    let stats = qctl_pg(&db, &standby, &["--format", "json", "stats", "--max-lag", "10s"]);
-    assert_eq!(stats.code, 1, "a paused standby fails --max-lag: {}", stats.stderr);
+    let stats = qctl_pg(
+        &db,
+        &standby,
+        &["--format", "json", "stats", "--max-lag", "10s"],
+    );
+    assert_eq!(
+        stats.code, 1,
+        "a paused standby fails --max-lag: {}",
+        stats.stderr
+    );
     let counts = stats.json();
     assert_eq!(counts["total"]["stale"], 20, "the standby's counts are old");
     assert_eq!(counts["server"]["replay_paused"], true);
     let table = qctl_pg(&db, &standby, &["stats"]);
     assert!(table.stdout.contains("replay PAUSED"), "{}", table.stdout);
+    let metrics = qctl_pg(&db, &standby, &["stats", "--format", "prometheus"]);
+    metrics.assert_ok();
+    for line in [
+        "qctl_role{role=\"standby\"} 1",
+        "qctl_replication_paused 1",
+        "qctl_replication_lag_seconds ",
+    ] {
+        assert!(metrics.stdout.contains(line), "{line}: {}", metrics.stdout);
+    }
+    let metrics = qctl_pg(&db, &primary, &["stats", "--format", "prometheus"]);
+    assert!(
+        metrics
+            .stdout
+            .contains("qctl_standbys{sync_state=\"async\"} 2"),
+        "{}",
+        metrics.stdout
+    );
     let doctor = qctl_pg(&db, &standby, &["--format", "json", "doctor"]);
     assert_eq!(doctor.code, 1);
     let checks = doctor.json()["checks"].clone();
@@ -489,8 +526,13 @@ fn standbys_are_named_and_take_no_writes() {
     };
     assert_eq!(named("replication")["status"], "failed");
     let stale = named("stale jobs")["detail"].as_str().unwrap().to_string();
-    assert!(stale.contains("on the primary") && stale.contains("standby"), "{stale}");
-    paused.batch_execute("SELECT pg_wal_replay_resume()").unwrap();
+    assert!(
+        stale.contains("on the primary") && stale.contains("standby"),
+        "{stale}"
+    );
+    paused
+        .batch_execute("SELECT pg_wal_replay_resume()")
+        .unwrap();
 
     // Writes on a standby: refused before anything runs, naming its
     // primary and the way to reach it.
@@ -532,7 +574,10 @@ fn standbys_are_named_and_take_no_writes() {
     let none = qctl_pg(&db, &only_standbys, &["stats"]);
     none.assert_error("no host would do");
     assert!(
-        none.stderr.contains(&format!("127.0.0.1:{}: a standby", cluster.standbys[1].port)),
+        none.stderr.contains(&format!(
+            "127.0.0.1:{}: a standby",
+            cluster.standbys[1].port
+        )),
         "{}",
         none.stderr
     );

@@ -147,6 +147,57 @@ const DEAD: (&str, &str, Kind) = (
     Kind::Gauge,
 );
 
+const ROLE: (&str, &str, Kind) = (
+    "qctl_role",
+    "1 for the role of the server the counts were read on: primary, standby (a PostgreSQL \
+     server in recovery: its counts are as old as its replay) or node (a Galera node).",
+    Kind::Gauge,
+);
+const LAG: (&str, &str, Kind) = (
+    "qctl_replication_lag_seconds",
+    "How far a standby's replay is behind, in seconds (0 when it has replayed all it \
+     received); absent where unknown.",
+    Kind::Gauge,
+);
+const PAUSED: (&str, &str, Kind) = (
+    "qctl_replication_paused",
+    "1 when a standby's replay is paused (pg_wal_replay_pause): its counts stop moving.",
+    Kind::Gauge,
+);
+const STANDBYS: (&str, &str, Kind) = (
+    "qctl_standbys",
+    "Standbys streaming from this primary, by sync_state (async: a failover to one can lose \
+     what the primary acknowledged).",
+    Kind::Gauge,
+);
+const CLUSTER_SIZE: (&str, &str, Kind) = (
+    "qctl_cluster_size",
+    "Nodes in the Galera node's component (wsrep_cluster_size).",
+    Kind::Gauge,
+);
+const CLUSTER_EXPECTED: (&str, &str, Kind) = (
+    "qctl_cluster_expected_size",
+    "Nodes the Galera node's wsrep_cluster_address lists.",
+    Kind::Gauge,
+);
+const CLUSTER_SYNCED: (&str, &str, Kind) = (
+    "qctl_cluster_synced",
+    "1 when the Galera node is Synced, ready and in the Primary Component (its counts are the \
+     cluster's), else 0.",
+    Kind::Gauge,
+);
+const RECV_QUEUE: (&str, &str, Kind) = (
+    "qctl_cluster_recv_queue",
+    "Write sets the Galera node received and has not applied (wsrep_local_recv_queue).",
+    Kind::Gauge,
+);
+const FLOW_CONTROL: (&str, &str, Kind) = (
+    "qctl_cluster_flow_control_paused_ratio",
+    "The share of time the Galera cluster's replication was paused by flow control \
+     (wsrep_flow_control_paused).",
+    Kind::Gauge,
+);
+
 /// The exposition of a stats document. One series set per queue, labelled
 /// `queue`; a table without a queue column has no `queue` label (PromQL
 /// treats a missing label and `queue=""` alike). No totals: `sum` and
@@ -210,6 +261,59 @@ pub fn add_stats(exposition: &mut Exposition, stats: &Stats, labels: &[(&str, &s
             exposition.push(STALE, &queue_label, n);
         }
         exposition.push(DEAD, &queue_label, counts.failed);
+    }
+    if let Some(server) = &stats.server {
+        add_role(exposition, server, labels);
+    }
+}
+
+/// The role of the server the counts were read on: a standby's lag, a
+/// primary's standbys, a Galera node and its cluster.
+fn add_role<'a>(
+    exposition: &mut Exposition,
+    server: &'a crate::model::ServerRole,
+    labels: &[(&'a str, &'a str)],
+) {
+    exposition.declare(&[ROLE]);
+    let with = |extra: (&'a str, &'a str)| -> Vec<(&'a str, &'a str)> {
+        let mut all = labels.to_vec();
+        all.push(extra);
+        all
+    };
+    exposition.push(ROLE, &with(("role", server.role)), 1);
+    if server.role == "standby" {
+        exposition.declare(&[LAG, PAUSED]);
+        if let Some(lag) = server.replay_lag_seconds {
+            exposition.push(LAG, labels, float(lag));
+        }
+        if let Some(paused) = server.replay_paused {
+            exposition.push(PAUSED, labels, u8::from(paused));
+        }
+    }
+    if server.role == "primary" {
+        exposition.declare(&[STANDBYS]);
+        for state in ["async", "potential", "sync", "quorum"] {
+            let n = server
+                .standbys
+                .iter()
+                .filter(|s| s.sync_state == state)
+                .count();
+            exposition.push(STANDBYS, &with(("sync_state", state)), n);
+        }
+    }
+    if let Some(galera) = &server.galera {
+        exposition.declare(&[
+            CLUSTER_SIZE,
+            CLUSTER_EXPECTED,
+            CLUSTER_SYNCED,
+            RECV_QUEUE,
+            FLOW_CONTROL,
+        ]);
+        exposition.push(CLUSTER_SIZE, labels, galera.cluster_size);
+        exposition.push(CLUSTER_EXPECTED, labels, galera.expected_size);
+        exposition.push(CLUSTER_SYNCED, labels, u8::from(galera.healthy()));
+        exposition.push(RECV_QUEUE, labels, galera.recv_queue);
+        exposition.push(FLOW_CONTROL, labels, float(galera.flow_control_paused));
     }
 }
 
