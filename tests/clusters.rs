@@ -418,6 +418,18 @@ fn galera_node_states_are_named() {
     );
     let refused = qctl(db, &cluster.urls[2], &["stats"]);
     refused.assert_error("not part of the cluster's Primary Component");
+    // A URL that lists the nodes goes on to the next one that takes
+    // queries.
+    let listed = format!(
+        "mysql://root@127.0.0.1:{},127.0.0.1:{}/{}",
+        galera.nodes[2].port, galera.nodes[0].port, db.name
+    );
+    let around = qctl(db, &listed, &["--format", "json", "stats"]);
+    around.assert_ok();
+    assert_eq!(
+        around.json()["server"]["host"],
+        format!("127.0.0.1:{}", galera.nodes[0].port)
+    );
     // The others see a cluster of two.
     common::wait_for(
         "the others to see two nodes",

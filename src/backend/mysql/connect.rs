@@ -127,6 +127,25 @@ impl ConnInfo {
         self.get("host").unwrap_or("localhost")
     }
 
+    /// One connection info per host of a multi-host URL, in order (just
+    /// this one for a single host).
+    pub fn each_host(&self) -> Vec<ConnInfo> {
+        let Some(hosts) = self.get("hosts") else {
+            return vec![self.clone()];
+        };
+        hosts
+            .split(',')
+            .filter_map(|pair| pair.rsplit_once(':'))
+            .map(|(host, port)| {
+                let mut one = self.clone();
+                one.params.remove("hosts");
+                one.params.insert("host".into(), host.to_string());
+                one.params.insert("port".into(), port.to_string());
+                one
+            })
+            .collect()
+    }
+
     pub fn port(&self) -> u16 {
         self.get("port")
             .and_then(|p| p.parse().ok())
@@ -135,6 +154,9 @@ impl ConnInfo {
 
     /// Where the connection goes, for messages: `host:port/database`.
     pub fn describe(&self) -> String {
+        if let Some(hosts) = self.get("hosts") {
+            return format!("{hosts}/{}", self.database().unwrap_or(""));
+        }
         match self.get("socket") {
             Some(socket) if self.get("host").is_none() => {
                 format!("{socket}/{}", self.database().unwrap_or(""))
@@ -238,6 +260,45 @@ impl ConnInfo {
             }
         })
     }
+}
+
+/// Connects to the first host of the URL's list that answers and takes
+/// queries (a Galera node outside the Primary Component answers but
+/// refuses them); returns the connection and the info of the host that
+/// answered, for the connections opened later. Where every host fails,
+/// the error says why for each.
+pub fn connect_any(info: &ConnInfo, connect_timeout: Duration) -> Result<(Conn, ConnInfo)> {
+    use mysql::prelude::Queryable;
+    let hosts = info.each_host();
+    if hosts.len() == 1 {
+        return Ok((connect(info, connect_timeout)?, info.clone()));
+    }
+    let mut failures = Vec::new();
+    for host in hosts {
+        let shown = format!("{}:{}", host.host(), host.port());
+        match connect(&host, connect_timeout) {
+            // A Galera node says whether it takes queries; any other
+            // server has no such variable.
+            Ok(mut conn) => match conn.query_first::<(String, String), _>(
+                "SHOW STATUS LIKE 'wsrep_ready'",
+            ) {
+                Ok(Some((_, ready))) if !ready.eq_ignore_ascii_case("ON") => failures.push(format!(
+                    "{shown}: a Galera node outside the Primary Component (wsrep_ready is {ready})"
+                )),
+                Ok(_) => return Ok((conn, host)),
+                Err(err) => failures.push(format!(
+                    "{shown}: {}",
+                    super::error::describe(&err)
+                )),
+            },
+            Err(err) => failures.push(format!("{shown}: {err:#}")),
+        }
+    }
+    Err(anyhow::anyhow!(
+        "cannot connect to MySQL/MariaDB at {}: no host would do — {}",
+        info.describe(),
+        failures.join("; ")
+    ))
 }
 
 /// Connects as the ssl-mode says: PREFERRED falls back to a plain
@@ -393,11 +454,15 @@ pub fn parse_url(url: &str) -> Result<BTreeMap<String, String>> {
                 params.insert("port".into(), port.clone());
             }
         }
-        _ => {
-            return Err(QctlError::usage(format!(
-                "{} names several hosts; qctl connects to one MySQL server",
-                redact(url)
-            )));
+        several => {
+            // Tried in order (a Galera cluster's nodes, a primary and its
+            // replicas): `host:port,host:port`, each port defaulting to
+            // 3306.
+            let list: Vec<String> = several
+                .iter()
+                .map(|(host, port)| format!("{host}:{}", port.as_deref().unwrap_or("3306")))
+                .collect();
+            params.insert("hosts".into(), list.join(","));
         }
     }
     let database = parsed.database.trim_end_matches('/');

@@ -179,7 +179,9 @@ impl MysqlBackend {
                 info.shown()
             )));
         }
-        let conn = connect::connect(&info, options.connect_timeout)?;
+        // Of a multi-host URL, the host that answered serves every
+        // connection this command opens.
+        let (conn, info) = connect::connect_any(&info, options.connect_timeout)?;
         let on_interrupt = {
             let info = info.clone();
             let id = conn.connection_id();
