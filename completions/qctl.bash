@@ -287,7 +287,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__blocked)
-            opts="-d -q -v -h -V --min-wait --max-wait --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
+            opts="-d -q -v -h -V --min-wait --max-wait --all-nodes --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -617,7 +617,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__doctor)
-            opts="-d -q -v -h -V --timeout --max-stale --max-ready-age --max-wait --sort-threshold --strict --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
+            opts="-d -q -v -h -V --timeout --max-stale --max-ready-age --max-wait --sort-threshold --max-lag --cluster-size --strict --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -640,6 +640,14 @@ _qctl() {
                     return 0
                     ;;
                 --sort-threshold)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-lag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1445,7 +1453,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__locks)
-            opts="-d -q -v -h -V --key --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
+            opts="-d -q -v -h -V --key --all-nodes --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1915,7 +1923,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__stats)
-            opts="-o -d -q -v -h -V --exact --timeout --watch --count --max-ready-age --max-stale --output --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
+            opts="-o -d -q -v -h -V --exact --timeout --watch --count --max-ready-age --max-stale --max-lag --output --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1938,6 +1946,10 @@ _qctl() {
                     return 0
                     ;;
                 --max-stale)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-lag)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

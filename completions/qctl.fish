@@ -193,6 +193,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand stats" -l watch -d 'Refresh ev
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l count -d 'With --watch, stop after N refreshes' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l max-ready-age -d 'Exit 1 when the oldest ready job has waited longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l max-stale -d 'Exit 1 when more than N running jobs are stale' -r
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -l max-lag -d 'Exit 1 when the counts are older than this: a standby whose replay is further behind (or paused), a Galera node that is not Synced' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -s o -l output -d 'Write the document to FILE instead of stdout, atomically (a temporary file in the same directory, then a rename), as node_exporter\'s textfile collector needs; with --watch, replaced at every refresh' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
@@ -606,6 +607,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l busy-timeout -d 'H
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l all-nodes -d 'On a Galera cluster, ask every node (sessions and their locks are each node\'s own)'
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s h -l help -d 'Print help'
@@ -640,6 +642,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand locks" -l busy-timeout -d 'How
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l statement-timeout -d 'Cancel any statement that runs longer than this (PostgreSQL\'s statement_timeout, MariaDB\'s max_statement_time, MySQL\'s max_execution_time for reads; SQLite: only explain-claim\'s measured run)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l connect-timeout -d 'Give up connecting to a server after this long (PostgreSQL: connect_timeout in the URL and PGCONNECT_TIMEOUT win; MySQL/MariaDB: connect-timeout in the URL wins)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l index-timeout -d 'Cancel an index build (init, explain-claim --apply) that runs longer than this (PostgreSQL and MySQL/MariaDB; PostgreSQL also drops what it left; each wait for an older transaction is bounded by --busy-timeout)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -l all-nodes -d 'On a Galera cluster, ask every node (GET_LOCK is each node\'s own)'
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -s h -l help -d 'Print help'
@@ -649,6 +652,8 @@ complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l max-stale -d 'Fail 
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l max-ready-age -d 'Fail when the oldest ready job has waited longer than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l max-wait -d 'Fail when a session has waited on a lock longer than this (PostgreSQL, MySQL/MariaDB)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l sort-threshold -d 'A temporary sort of more rows than this is an error (as explain-claim)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l max-lag -d 'Fail when a standby\'s replay is further behind than this (or paused)' -r
+complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l cluster-size -d 'Fail when a Galera cluster has fewer nodes than N [default: the nodes wsrep_cluster_address lists]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''

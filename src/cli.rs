@@ -265,6 +265,10 @@ pub struct BlockedArgs {
     /// Exit 1 when any session has waited longer than this (a CI or cron gate)
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub max_wait: Option<Duration>,
+
+    /// On a Galera cluster, ask every node (sessions and their locks are each node's own)
+    #[arg(long)]
+    pub all_nodes: bool,
 }
 
 #[derive(Debug, Args)]
@@ -272,6 +276,10 @@ pub struct LocksArgs {
     /// Only this key: a bigint (987654321) or two int4 (11,100); on MySQL/MariaDB, a GET_LOCK name
     #[arg(long, value_name = "KEY", value_parser = crate::request::LockKey::parse, allow_hyphen_values = true)]
     pub key: Option<crate::request::LockKey>,
+
+    /// On a Galera cluster, ask every node (GET_LOCK is each node's own)
+    #[arg(long)]
+    pub all_nodes: bool,
 }
 
 #[derive(Debug, Args)]

@@ -626,6 +626,10 @@ impl BenchReport {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct WaitingSession {
     pub pid: i32,
+    /// The cluster node the session is on (`--all-nodes` on Galera, where
+    /// sessions and their locks are each node's own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
     pub blocked_by: Vec<i32>,
     pub wait_seconds: Option<f64>,
     pub state: Option<String>,
@@ -648,6 +652,10 @@ pub struct WaitingSession {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct BlockingSession {
     pub pid: i32,
+    /// The cluster node the session is on (`--all-nodes` on Galera, where
+    /// sessions and their locks are each node's own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
     pub state: Option<String>,
     pub application_name: Option<String>,
     pub user: Option<String>,
@@ -719,6 +727,10 @@ impl BlockedReport {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct AdvisoryLock {
     pub pid: i32,
+    /// The cluster node the session is on (`--all-nodes` on Galera, where
+    /// sessions and their locks are each node's own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
     /// A signed bigint for the one-key form, `[a, b]` for the two-key form.
     pub key: serde_json::Value,
     pub key_kind: &'static str,

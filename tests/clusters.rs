@@ -356,6 +356,10 @@ fn galera_node_states_are_named() {
     };
     let healthy = doctor(&cluster.urls[0]);
     assert_eq!(healthy["status"], "ok", "{healthy}");
+    // A cluster expected bigger than it is fails.
+    let expected = qctl(db, &cluster.urls[0], &["doctor", "--cluster-size", "4"]);
+    assert_eq!(expected.code, 1, "{}", expected.stdout);
+    assert!(expected.stdout.contains("3 of 4 nodes"), "{}", expected.stdout);
     let stats = qctl(db, &cluster.urls[0], &["--format", "json", "stats"]);
     stats.assert_ok();
     let server = &stats.json()["server"];
@@ -600,4 +604,64 @@ fn qctl_pg(db: &common::pg::PgDb, url: &str, args: &[&str]) -> Run {
     cmd.args(["-d", url]).args(args);
     let output = cmd.output().expect("run qctl");
     Run::of(&cmd, output)
+}
+
+/// On Galera a session and its locks are one node's own: `blocked` says
+/// its view is one node's, and `--all-nodes` asks every node, naming each
+/// session's node.
+#[test]
+fn galera_blocked_asks_every_node() {
+    let _shared = DISRUPT.read().unwrap_or_else(|e| e.into_inner());
+    let galera = galera::cluster();
+    let cluster = cluster_db();
+    let db = &cluster.db;
+    qctl(db, &cluster.urls[0], &["init"]).assert_ok();
+    db.stdin(&["enqueue", "--from-file", "-"], "{\"payload\": 1}\n")
+        .assert_ok();
+    // On node 2: one transaction holds job 1's row, another waits for it.
+    let mut holder = common::mysql::connect(&cluster.urls[1]).unwrap();
+    holder
+        .query_drop("START TRANSACTION; SELECT * FROM jobs WHERE id = 1 FOR UPDATE")
+        .unwrap();
+    let url = cluster.urls[1].clone();
+    let waiter = std::thread::spawn(move || {
+        let mut conn = common::mysql::connect(&url).unwrap();
+        let _ = conn.query_drop(
+            "SET SESSION innodb_lock_wait_timeout = 30; START TRANSACTION; \
+             SELECT * FROM jobs WHERE id = 1 FOR UPDATE",
+        );
+    });
+    let node2 = format!("127.0.0.1:{}", galera.nodes[1].port);
+    common::wait_for("the waiter on node 2", Duration::from_secs(30), || {
+        let run = qctl(db, &cluster.urls[1], &["--format", "json", "blocked"]);
+        run.code == 0 && !run.json()["sessions"].as_array().unwrap().is_empty()
+    });
+    let one = qctl(db, &cluster.urls[0], &["--format", "json", "blocked"]);
+    one.assert_ok();
+    let one = one.json();
+    assert!(one["sessions"].as_array().unwrap().is_empty(), "{one}");
+    assert!(
+        one["notes"]
+            .to_string()
+            .contains("--all-nodes asks every node"),
+        "{one}"
+    );
+    let all = qctl(
+        db,
+        &cluster.urls[0],
+        &["--format", "json", "blocked", "--all-nodes"],
+    );
+    all.assert_ok();
+    let all = all.json();
+    let sessions = all["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{all}");
+    assert_eq!(sessions[0]["node"], node2.as_str(), "{all}");
+    assert_eq!(all["blockers"][0]["node"], node2.as_str(), "{all}");
+    holder.query_drop("ROLLBACK").unwrap();
+    waiter.join().unwrap();
+    // Off a cluster, --all-nodes is refused in words.
+    let plain = MyDb::new();
+    plain
+        .run(&["blocked", "--all-nodes"])
+        .assert_error("--all-nodes asks every node of a Galera cluster");
 }

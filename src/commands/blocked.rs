@@ -11,7 +11,38 @@ use crate::duration::{format_age, format_duration};
 use crate::error::exit;
 
 pub fn run(ctx: &Ctx, args: &BlockedArgs) -> Result<u8> {
-    let mut report = ctx.open(Access::Inspect)?.blocked()?;
+    let mut backend = ctx.open(Access::Inspect)?;
+    let mut report = backend.blocked()?;
+    let mut peers = super::locks::cluster_view(backend.as_mut(), args.all_nodes, "blocked")?;
+    if let Some((me, others)) = &mut peers {
+        for session in &mut report.sessions {
+            session.node = Some(me.clone());
+        }
+        for blocker in &mut report.blockers {
+            blocker.node = Some(me.clone());
+        }
+        for (node, peer) in others.iter_mut() {
+            let theirs = peer.blocked()?;
+            report
+                .sessions
+                .extend(theirs.sessions.into_iter().map(|mut s| {
+                    s.node = Some(node.clone());
+                    s
+                }));
+            report
+                .blockers
+                .extend(theirs.blockers.into_iter().map(|mut b| {
+                    b.node = Some(node.clone());
+                    b
+                }));
+            for note in theirs.notes {
+                if !report.notes.contains(&note) {
+                    report.notes.push(note);
+                }
+            }
+        }
+    }
+    super::locks::note_view(backend.as_mut(), &peers, &mut report.notes);
     // Holders are shown for their waiters; where the database shows no
     // waiters at all (SQLite), every holder stays.
     if let Some(min) = args.min_wait

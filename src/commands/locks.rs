@@ -5,11 +5,70 @@ use anyhow::Result;
 
 use crate::cli::LocksArgs;
 use crate::ctx::Ctx;
-use crate::db::Access;
-use crate::error::exit;
+use crate::db::{Access, Backend};
+use crate::error::{QctlError, exit};
 
 pub fn run(ctx: &Ctx, args: &LocksArgs) -> Result<u8> {
-    let report = ctx.open(Access::Inspect)?.locks(args.key.clone())?;
+    let mut backend = ctx.open(Access::Inspect)?;
+    let mut report = backend.locks(args.key.clone())?;
+    let mut peers = cluster_view(backend.as_mut(), args.all_nodes, "locks")?;
+    if let Some((me, others)) = &mut peers {
+        for lock in &mut report.locks {
+            lock.node = Some(me.clone());
+        }
+        for (node, peer) in others.iter_mut() {
+            let theirs = peer.locks(args.key.clone())?;
+            report.locks.extend(theirs.locks.into_iter().map(|mut l| {
+                l.node = Some(node.clone());
+                l
+            }));
+        }
+    }
+    note_view(backend.as_mut(), &peers, &mut report.notes);
     ctx.out.emit(&report)?;
     Ok(exit::OK)
+}
+
+/// This node's address and every other node of its cluster, connected,
+/// for `--all-nodes`; None without it. Refused where the server is not a
+/// cluster's node.
+pub(super) type Peers = Option<(String, Vec<(String, Box<dyn Backend + Send>)>)>;
+
+pub(super) fn cluster_view(b: &mut dyn Backend, all_nodes: bool, command: &str) -> Result<Peers> {
+    if !all_nodes {
+        return Ok(None);
+    }
+    let role = b.server_role()?;
+    let Some(me) = role.filter(|r| r.galera.is_some()).and_then(|r| r.host) else {
+        return Err(QctlError::usage(format!(
+            "--all-nodes asks every node of a Galera cluster; this server is not one's node \
+             (qctl {command} shows its sessions already)"
+        )));
+    };
+    Ok(Some((me, b.cluster_peers()?)))
+}
+
+/// On a Galera node, says whose sessions the report shows: one node's (its
+/// locks are its own), or every node's.
+pub(super) fn note_view(b: &mut dyn Backend, peers: &Peers, notes: &mut Vec<String>) {
+    match peers {
+        Some((me, others)) => notes.push(format!(
+            "every node of the Galera cluster: {me}{} (a session's node is in its node field)",
+            others
+                .iter()
+                .map(|(n, _)| format!(", {n}"))
+                .collect::<String>()
+        )),
+        None => {
+            if let Some(galera) = b.server_role().ok().flatten().and_then(|r| r.galera) {
+                notes.push(format!(
+                    "Galera node {}'s sessions only: row locks and GET_LOCK are each node's own \
+                     (a claim on another node waits there, or conflicts at COMMIT); --all-nodes \
+                     asks every node ({})",
+                    galera.node,
+                    galera.members.join(", ")
+                ));
+            }
+        }
+    }
 }

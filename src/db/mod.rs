@@ -333,6 +333,12 @@ pub trait Diagnostics {
         Ok(None)
     }
     fn blocked(&mut self) -> Result<BlockedReport>;
+    /// The cluster's other nodes, connected as this one is, where sessions
+    /// and locks are each node's own (a Galera cluster): `blocked` and
+    /// `locks` ask each with `--all-nodes`. Empty elsewhere.
+    fn cluster_peers(&mut self) -> Result<Vec<(String, Box<dyn Backend + Send>)>> {
+        Ok(Vec::new())
+    }
     /// Whether [`Diagnostics::blocked`] lists the sessions that wait on a
     /// lock (SQLite shows only who holds the file).
     fn shows_waiters(&self) -> bool {

@@ -127,6 +127,19 @@ impl ConnInfo {
         self.get("host").unwrap_or("localhost")
     }
 
+    /// The same connection at another server (`host:port`), as a cluster's
+    /// node lists its peers.
+    pub fn at(&self, address: &str) -> Option<ConnInfo> {
+        let (host, port) = address.rsplit_once(':')?;
+        port.parse::<u16>().ok()?;
+        let mut one = self.clone();
+        one.params.remove("hosts");
+        one.params.remove("socket");
+        one.params.insert("host".into(), host.to_string());
+        one.params.insert("port".into(), port.to_string());
+        Some(one)
+    }
+
     /// One connection info per host of a multi-host URL, in order (just
     /// this one for a single host).
     pub fn each_host(&self) -> Vec<ConnInfo> {

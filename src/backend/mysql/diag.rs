@@ -188,12 +188,14 @@ pub fn blocked(b: &mut MysqlBackend) -> Result<BlockedReport> {
     let (waits, procs, metadata_waiters) = inspect(b, |b| {
         let waits = waits(b).map_err(|e| privilege_hint(e, "PROCESS"))?;
         let mut ids: BTreeSet<i64> = waits.iter().flat_map(|w| [w.waiting, w.blocking]).collect();
-        // Waits for a metadata lock (DDL behind a transaction) are not in
-        // InnoDB's views; the process list shows them.
+        // Waits for a metadata lock (DDL behind a transaction), the backup
+        // lock (a backup, or a Galera SST donor's) or a user lock
+        // (GET_LOCK) are not in InnoDB's views; the process list shows them.
         let metadata: Vec<i64> = b
             .query_text(
                 "SELECT ID FROM information_schema.PROCESSLIST \
-                 WHERE STATE LIKE 'Waiting for%metadata lock' AND ID <> CONNECTION_ID()",
+                 WHERE (STATE LIKE 'Waiting for%lock' OR STATE = 'User lock') \
+                 AND ID <> CONNECTION_ID()",
             )?
             .into_iter()
             .filter_map(|r| r.first().and_then(Value::as_i64))
@@ -229,6 +231,7 @@ pub fn blocked(b: &mut MysqlBackend) -> Result<BlockedReport> {
             None => {
                 let p = process(wait.waiting);
                 sessions.push(WaitingSession {
+                    node: None,
                     pid: wait.waiting as i32,
                     blocked_by: vec![wait.blocking as i32],
                     wait_seconds: wait.seconds.or(p.and_then(|p| p.time)),
@@ -245,9 +248,22 @@ pub fn blocked(b: &mut MysqlBackend) -> Result<BlockedReport> {
             }
         }
     }
+    let mut kinds: BTreeSet<&'static str> = BTreeSet::new();
     for id in &metadata_waiters {
         let p = process(*id);
+        let state = p.and_then(|p| p.state.clone()).unwrap_or_default();
+        let kind = if state == "User lock" {
+            "user lock (GET_LOCK)"
+        } else if state.contains("backup lock") {
+            "backup lock"
+        } else if state.contains("metadata lock") {
+            "metadata lock"
+        } else {
+            "table lock"
+        };
+        kinds.insert(kind);
         sessions.push(WaitingSession {
+            node: None,
             pid: *id as i32,
             blocked_by: Vec::new(),
             wait_seconds: p.and_then(|p| p.time),
@@ -255,7 +271,7 @@ pub fn blocked(b: &mut MysqlBackend) -> Result<BlockedReport> {
             application_name: None,
             user: p.and_then(|p| p.user.clone()),
             client_addr: p.and_then(|p| p.host.clone()),
-            wait_event: Some("metadata lock".into()),
+            wait_event: Some(kind.into()),
             query: p.and_then(|p| p.info.clone()),
             on_queue_table: p
                 .and_then(|p| p.info.as_deref())
@@ -264,11 +280,26 @@ pub fn blocked(b: &mut MysqlBackend) -> Result<BlockedReport> {
             waiting_for_locks: Vec::new(),
         });
     }
-    if !metadata_waiters.is_empty() {
+    if kinds.contains("metadata lock") {
         notes.push(
             "a session waiting for a metadata lock (DDL such as ALTER TABLE or CREATE INDEX) waits \
              for every open transaction that touched the table; the blockers are those \
              transactions (SELECT * FROM information_schema.INNODB_TRX)"
+                .to_string(),
+        );
+    }
+    if kinds.contains("backup lock") {
+        notes.push(
+            "a session waiting for the backup lock waits for a backup (mariadb-backup, \
+             BACKUP STAGE) or, on a Galera node, for the SST this node donates: writes resume \
+             when it ends"
+                .to_string(),
+        );
+    }
+    if kinds.contains("user lock (GET_LOCK)") {
+        notes.push(
+            "a session waiting for a user lock waits in GET_LOCK for another session's lock of \
+             the same name: qctl locks shows who holds it"
                 .to_string(),
         );
     }
@@ -282,6 +313,7 @@ pub fn blocked(b: &mut MysqlBackend) -> Result<BlockedReport> {
         .map(|pid| {
             let p = process(i64::from(*pid));
             BlockingSession {
+                node: None,
                 pid: *pid,
                 state: p.map(|p| match (&p.command, &p.state) {
                     (Some(c), Some(s)) if !s.is_empty() => format!("{c}: {s}"),
@@ -542,6 +574,7 @@ pub fn locks(b: &mut MysqlBackend, key: Option<LockKey>) -> Result<LocksReport> 
 
 fn user_lock(pid: i32, name: String, mode: String, granted: bool) -> AdvisoryLock {
     AdvisoryLock {
+        node: None,
         pid,
         key: serde_json::Value::String(name),
         key_kind: "name",

@@ -171,7 +171,12 @@ pub struct MysqlBackend {
 
 impl MysqlBackend {
     pub fn open(target: &MysqlTarget, layout: Layout, options: &ConnectOptions) -> Result<Self> {
-        let info = ConnInfo::parse(&target.url)?;
+        MysqlBackend::open_info(ConnInfo::parse(&target.url)?, layout, options)
+    }
+
+    /// Connects with connection parameters already read (another node of
+    /// the cluster, reached as this one was).
+    fn open_info(info: ConnInfo, layout: Layout, options: &ConnectOptions) -> Result<Self> {
         if info.database().is_none() && options.access != Access::Inspect {
             return Err(QctlError::usage(format!(
                 "no database in {}: the queue table lives in one — write \
@@ -880,6 +885,25 @@ impl Diagnostics for MysqlBackend {
 
     fn locks(&mut self, key: Option<crate::request::LockKey>) -> Result<crate::model::LocksReport> {
         diag::locks(self, key)
+    }
+
+    fn cluster_peers(&mut self) -> Result<Vec<(String, Box<dyn crate::db::Backend + Send>)>> {
+        let Some(role) = diag::server_role(self)? else {
+            return Ok(Vec::new());
+        };
+        let me = format!("{}:{}", self.info.host(), self.info.port());
+        let members = role.galera.map(|g| g.members).unwrap_or_default();
+        let mut peers: Vec<(String, Box<dyn crate::db::Backend + Send>)> = Vec::new();
+        for member in members.into_iter().filter(|m| *m != me) {
+            let Some(info) = self.info.at(&member) else {
+                continue;
+            };
+            let backend =
+                MysqlBackend::open_info(info, self.table.layout.clone(), &self.options)
+                    .map_err(|e| e.context(format!("cannot reach the cluster's node {member}")))?;
+            peers.push((member, Box::new(backend)));
+        }
+        Ok(peers)
     }
 
     fn reap_lock(&mut self, wait: bool) -> Result<Option<Box<dyn HeldLock>>> {

@@ -94,6 +94,7 @@ pub fn blocked(b: &mut PostgresBackend) -> Result<BlockedReport> {
         tuples.push((pid, row.get(10)));
         lock_rows.push(row.get(11));
         sessions.push(WaitingSession {
+            node: None,
             pid,
             blocked_by: row.get(1),
             wait_seconds: row.get(2),
@@ -165,6 +166,7 @@ pub fn blocked(b: &mut PostgresBackend) -> Result<BlockedReport> {
             .map(|row| {
                 let pid: i32 = row.get(0);
                 BlockingSession {
+                    node: None,
                     pid,
                     state: row.get(1),
                     application_name: row.get(2),
@@ -253,6 +255,7 @@ pub fn locks(b: &mut PostgresBackend, key: Option<LockKey>) -> Result<LocksRepor
         let state: Option<String> = row.get(8);
         let granted: bool = row.get(5);
         locks.push(AdvisoryLock {
+            node: None,
             pid: row.get(0),
             key: decoded,
             key_kind,

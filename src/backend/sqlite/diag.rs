@@ -88,6 +88,7 @@ pub fn blocked(b: &mut SqliteBackend) -> Result<BlockedReport> {
     report.blockers = holders
         .into_iter()
         .map(|h| BlockingSession {
+            node: None,
             pid: h.pid,
             state: Some(if h.writer {
                 "holds the write lock".to_string()
