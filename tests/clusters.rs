@@ -359,7 +359,11 @@ fn galera_node_states_are_named() {
     // A cluster expected bigger than it is fails.
     let expected = qctl(db, &cluster.urls[0], &["doctor", "--cluster-size", "4"]);
     assert_eq!(expected.code, 1, "{}", expected.stdout);
-    assert!(expected.stdout.contains("3 of 4 nodes"), "{}", expected.stdout);
+    assert!(
+        expected.stdout.contains("3 of 4 nodes"),
+        "{}",
+        expected.stdout
+    );
     let stats = qctl(db, &cluster.urls[0], &["--format", "json", "stats"]);
     stats.assert_ok();
     let server = &stats.json()["server"];
@@ -664,4 +668,53 @@ fn galera_blocked_asks_every_node() {
     plain
         .run(&["blocked", "--all-nodes"])
         .assert_error("--all-nodes asks every node of a Galera cluster");
+}
+
+/// A cluster that caps a transaction's write set (wsrep_max_ws_rows):
+/// reap's batches stay under it, a --batch-size above it is refused, and a
+/// bulk load that cannot fit is refused before it writes (a file) or
+/// rolled back whole with the limit named (stdin): never a partial load.
+#[test]
+fn galera_write_set_limits_are_kept() {
+    let _alone = DISRUPT.write().unwrap_or_else(|e| e.into_inner());
+    let galera = galera::cluster();
+    let cluster = cluster_db();
+    let db = &cluster.db;
+    let url = &cluster.urls[0];
+    qctl(db, url, &["init"]).assert_ok();
+    let mut node = galera.nodes[0].conn().unwrap();
+    node.query_drop("SET GLOBAL wsrep_max_ws_rows = 100")
+        .unwrap();
+    let limited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let lines: String = (0..150)
+            .map(|i| format!("{{\"payload\": {i}}}\n"))
+            .collect();
+        std::fs::write(db.dir.path().join("big.jsonl"), &lines).unwrap();
+        qctl(db, url, &["enqueue", "--from-file", "big.jsonl"])
+            .assert_error("takes at most 100 rows in one transaction (wsrep_max_ws_rows)");
+        let piped = db.cmd();
+        let mut piped = piped;
+        piped.args(["-d", url, "enqueue", "--from-file", "-"]);
+        let piped = common::run_with_stdin(piped, &lines);
+        piped.assert_error("write-set limits");
+        assert_eq!(db.count("1 = 1"), 0, "no partial load");
+        let fits: String = (0..90).map(|i| format!("{{\"payload\": {i}}}\n")).collect();
+        std::fs::write(db.dir.path().join("fits.jsonl"), &fits).unwrap();
+        qctl(db, url, &["enqueue", "--from-file", "fits.jsonl"]).assert_ok();
+        db.exec(
+            "UPDATE jobs SET status = 'running', locked_by = 'dead', attempts = 1, \
+             locked_at = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, \
+             locked_until = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR",
+        );
+        qctl(db, url, &["reap", "--batch-size", "80"])
+            .assert_error("above what one transaction may change on this Galera cluster (50 jobs");
+        let reap = qctl(db, url, &["--format", "json", "reap"]);
+        reap.assert_ok();
+        assert_eq!(reap.json()["requeued"], 90);
+        assert!(reap.json()["batches"].as_i64().unwrap() >= 2);
+    }));
+    node.query_drop("SET GLOBAL wsrep_max_ws_rows = 0").unwrap();
+    if let Err(panic) = limited {
+        std::panic::resume_unwind(panic);
+    }
 }

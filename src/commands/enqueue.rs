@@ -17,6 +17,7 @@ use crate::duration::parse_timestamp;
 use crate::error::{QctlError, exit};
 use crate::layout::Concept;
 use crate::model::{EnqueueOutcome, MAX_ATTEMPTS, NewJob};
+use crate::render;
 use crate::sql::loads::{check_load_id, new_load_id};
 
 /// Attempts a job gets when neither the flag nor its line says.
@@ -97,6 +98,7 @@ pub fn run(ctx: &Ctx, args: &EnqueueArgs) -> Result<u8> {
             })?,
         None => {
             let path = args.from_file.as_deref().unwrap_or(Path::new("-"));
+            fits_one_write_set(backend.as_ref(), path)?;
             let (reader, length) = open_input(path)?;
             let progress = ctx.out.progress(length, "enqueueing");
             let mut jobs = JsonlJobs::new(reader, defaults, progress.clone());
@@ -131,6 +133,57 @@ pub fn run(ctx: &Ctx, args: &EnqueueArgs) -> Result<u8> {
     };
     ctx.out.emit(&outcome)?;
     Ok(exit::OK)
+}
+
+/// Refuses a load that cannot fit in one transaction where the server
+/// caps a transaction's write set (a Galera cluster), before anything is
+/// written: the load is all or nothing, so it would fail at its end. A
+/// file is measured first; stdin cannot be, and a load over the limit
+/// fails at the server, rolled back whole.
+fn fits_one_write_set(backend: &dyn crate::db::Backend, path: &Path) -> Result<()> {
+    let (rows, bytes) = backend.write_set_limits();
+    if (rows.is_none() && bytes.is_none()) || path == Path::new("-") {
+        return Ok(());
+    }
+    let file = File::open(path)
+        .map_err(|err| QctlError::usage(format!("cannot read {}: {err}", path.display())))?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut jobs = 0u64;
+    for line in BufReader::new(file).split(b'\n') {
+        let line =
+            line.map_err(|err| QctlError::usage(format!("cannot read {}: {err}", path.display())))?;
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            jobs += 1;
+        }
+    }
+    // The ledger's row, and about a row's worth of keys and header per job.
+    if let Some(rows) = rows
+        && jobs + 1 > rows
+    {
+        return Err(QctlError::usage(format!(
+            "{} holds {} jobs, and this Galera cluster takes at most {} rows in one transaction \
+             (wsrep_max_ws_rows): the load, all or nothing, would be refused at its end — split \
+             the file into loads of at most {} jobs (each its own --load-id), or raise \
+             wsrep_max_ws_rows; nothing was enqueued",
+            path.display(),
+            render::thousands(jobs as i64),
+            render::thousands(rows as i64),
+            render::thousands(rows as i64 - 1)
+        )));
+    }
+    if let Some(bytes) = bytes
+        && size + jobs * 64 > bytes
+    {
+        return Err(QctlError::usage(format!(
+            "{} is {} bytes, and this Galera cluster takes at most {} bytes in one transaction \
+             (wsrep_max_ws_size): the load, all or nothing, would be refused at its end — split \
+             the file, or raise wsrep_max_ws_size; nothing was enqueued",
+            path.display(),
+            render::thousands(size as i64),
+            render::thousands(bytes as i64)
+        )));
+    }
+    Ok(())
 }
 
 /// What the load ledger says before a load.

@@ -29,9 +29,7 @@ pub fn run(ctx: &Ctx, args: &PurgeArgs) -> Result<u8> {
     if args.dry_run {
         // Write access: the dry run tries the first batch and rolls it back.
         let mut backend = ctx.open_for("purge", Access::Write)?;
-        request.batch_size = args
-            .batch_size
-            .unwrap_or(backend.table().dialect.default_batch);
+        request.batch_size = crate::db::batch_size(backend.as_ref(), args.batch_size)?;
         let outcome = crate::engine::purge(backend.as_mut(), &request)?;
         ctx.out.emit(&outcome)?;
         return Ok(exit::OK);
@@ -43,9 +41,7 @@ pub fn run(ctx: &Ctx, args: &PurgeArgs) -> Result<u8> {
         ));
     }
     let mut backend = ctx.open_for("purge", Access::Write)?;
-    request.batch_size = args
-        .batch_size
-        .unwrap_or(backend.table().dialect.default_batch);
+    request.batch_size = crate::db::batch_size(backend.as_ref(), args.batch_size)?;
     if !args.yes {
         request.dry_run = true;
         let count = crate::engine::purge(backend.as_mut(), &request)?.purged;

@@ -26,9 +26,7 @@ pub fn run(ctx: &Ctx, args: &ReapArgs) -> Result<u8> {
         rule,
         queue: args.queue.clone(),
         dry_run: args.dry_run,
-        batch_size: args
-            .batch_size
-            .unwrap_or(backend.table().dialect.default_batch),
+        batch_size: crate::db::batch_size(backend.as_ref(), args.batch_size)?,
         adapt: args.batch_size.is_none(),
         wait: args.wait,
         show: args.show as usize,

@@ -25,9 +25,7 @@ pub fn run(ctx: &Ctx, args: &RetryArgs) -> Result<u8> {
         RetrySelection::Ids(ids)
     };
     let mut backend = ctx.open_for("retry", Access::Write)?;
-    let batch_size = args
-        .batch_size
-        .unwrap_or(backend.table().dialect.default_batch);
+    let batch_size = crate::db::batch_size(backend.as_ref(), args.batch_size)?;
     let outcome = crate::engine::retry(backend.as_mut(), &selection, batch_size, args.dry_run)
         .map_err(|err| match &selection {
             RetrySelection::Ids(ids) if crate::error::QctlError::is_outcome_unknown(&err) => {

@@ -236,6 +236,17 @@ pub trait Session {
     fn writes_certified(&self) -> bool {
         false
     }
+    /// The most rows one transaction may change here, where the server
+    /// caps it (a Galera cluster's `wsrep_max_ws_rows`, with room for the
+    /// rows a batch writes beside the jobs); None where nothing does.
+    fn batch_limit(&self) -> Option<u64> {
+        None
+    }
+    /// The rows and the bytes one transaction may write here, where the
+    /// server caps them (a Galera cluster's write-set limits).
+    fn write_set_limits(&self) -> (Option<u64>, Option<u64>) {
+        (None, None)
+    }
     /// Sets the session up for a run of maintenance batches (reap, purge),
     /// or back as it was (`on` false).
     fn batch_session(&mut self, _on: bool) -> Result<()> {
@@ -542,6 +553,23 @@ pub fn in_tx<B: Session + ?Sized, T>(
             let _ = b.rollback();
             Err(err)
         }
+    }
+}
+
+/// The batch size of a batched command (reap, purge, retry --all): the one
+/// asked for, or the dialect's default, within the server's write-set
+/// limit; a size asked above that limit is refused before anything runs.
+pub fn batch_size<B: Session + ?Sized>(b: &B, asked: Option<u64>) -> Result<u64> {
+    let default = b.table().dialect.default_batch;
+    match (asked, b.batch_limit()) {
+        (Some(asked), Some(limit)) if asked > limit => Err(QctlError::usage(format!(
+            "--batch-size {asked} is above what one transaction may change on this Galera \
+             cluster ({limit} jobs, from wsrep_max_ws_rows): a batch that large would be refused; \
+             nothing was changed"
+        ))),
+        (Some(asked), _) => Ok(asked),
+        (None, Some(limit)) => Ok(default.min(limit)),
+        (None, None) => Ok(default),
     }
 }
 

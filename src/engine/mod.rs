@@ -906,7 +906,8 @@ impl Pacer {
                 // Up to the dialect's ceiling (on SQLite, where a worker
                 // that starts claiming waits up to a batch for the write
                 // lock, a batch of about 0.1 s on a quiet machine).
-                self.size = (self.size * 2).min(d.batch_max.max(self.size));
+                let most = d.batch_max.min(b.batch_limit().unwrap_or(u64::MAX));
+                self.size = (self.size * 2).min(most.max(self.size));
                 self.pause = if d.batch_pause_alone == 0.0 {
                     0.0
                 } else {

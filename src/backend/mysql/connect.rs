@@ -471,10 +471,14 @@ pub fn parse_url(url: &str) -> Result<BTreeMap<String, String>> {
             // Tried in order (a Galera cluster's nodes, a primary and its
             // replicas): `host:port,host:port`, each port defaulting to
             // 3306.
-            let list: Vec<String> = several
-                .iter()
-                .map(|(host, port)| format!("{host}:{}", port.as_deref().unwrap_or("3306")))
-                .collect();
+            let mut list = Vec::new();
+            for (host, port) in several {
+                let port = port.as_deref().unwrap_or("3306");
+                port.parse::<u16>().map_err(|_| {
+                    QctlError::usage(format!("invalid port '{port}' in {}", redact(url)))
+                })?;
+                list.push(format!("{host}:{port}"));
+            }
             params.insert("hosts".into(), list.join(","));
         }
     }
@@ -538,13 +542,37 @@ mod tests {
     fn bad_urls_are_refused_without_their_password() {
         for url in [
             "mysql://u:SECRET@h/q?colour=red",
-            "mysql://u:SECRET@h1,h2/q",
+            "mysql://u:SECRET@h1,h2:x/q",
             "mysql://u:SECRET@h/a/b",
             "mysql://u:SECRET@h/q?%zz=1",
         ] {
             let err = parse_url(url).unwrap_err().to_string();
             assert!(!err.contains("SECRET"), "{url}: {err}");
         }
+    }
+
+    #[test]
+    fn several_hosts_are_tried_in_order() {
+        let params = parse_url("mysql://u@n1,n2:3307,[::1]/q").unwrap();
+        assert_eq!(params["hosts"], "n1:3306,n2:3307,::1:3306");
+        let info = ConnInfo {
+            params,
+            url: String::new(),
+        };
+        let each: Vec<(String, u16)> = info
+            .each_host()
+            .iter()
+            .map(|h| (h.host().to_string(), h.port()))
+            .collect();
+        assert_eq!(
+            each,
+            [
+                ("n1".to_string(), 3306),
+                ("n2".to_string(), 3307),
+                ("::1".to_string(), 3306)
+            ]
+        );
+        assert_eq!(info.describe(), "n1:3306,n2:3307,::1:3306/q");
     }
 
     #[test]

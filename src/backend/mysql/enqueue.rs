@@ -14,7 +14,6 @@ use mysql::LocalInfileHandler;
 use mysql::prelude::Queryable;
 
 use super::MysqlBackend;
-use super::error::{code, db_message};
 use crate::db::{Session, TxMode};
 use crate::db::{check_new_job, in_tx};
 use crate::error::QctlError;
@@ -251,11 +250,9 @@ fn load_data(
     // A bad input line stops the load; its error is the one to tell.
     let count = produced?;
     if let Err(err) = result {
-        let hint = match code(&err) {
-            Some(1148 | 3948) => " — the server refuses LOAD DATA LOCAL (local_infile=OFF)",
-            _ => "",
-        };
-        return Err(anyhow::anyhow!("{}{hint}", db_message(&err)));
+        // The one mapper: LOAD DATA LOCAL refused, a write-set limit, a
+        // lost connection.
+        return Err(super::error::mysql_error(err, &b.cx));
     }
     b.log.finish(
         started,

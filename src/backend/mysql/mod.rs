@@ -166,6 +166,11 @@ pub struct MysqlBackend {
     /// This run's own other connection (the reap lock's), which
     /// [`Session::others_active`] does not count.
     helper_id: Option<u32>,
+    /// A Galera cluster's write-set limits: the rows and the bytes one
+    /// transaction may write (`wsrep_max_ws_rows`, `wsrep_max_ws_size`;
+    /// None: no limit).
+    ws_rows: Option<u64>,
+    ws_size: Option<u64>,
     _cancel_on_interrupt: CancelGuard,
 }
 
@@ -221,6 +226,8 @@ impl MysqlBackend {
             built: HashMap::new(),
             collation: None,
             helper_id: None,
+            ws_rows: None,
+            ws_size: None,
             table_exists: false,
             indexes: Vec::new(),
             _cancel_on_interrupt: on_interrupt,
@@ -245,6 +252,22 @@ impl MysqlBackend {
                 .and_then(|r| r.into_iter().nth(1))
                 .and_then(Value::into_text)
                 .is_some_and(|v| v.eq_ignore_ascii_case("ON"));
+            if backend.cx.galera {
+                let limits = backend.query(&Stmt::plain(
+                    "SELECT @@GLOBAL.wsrep_max_ws_rows, @@GLOBAL.wsrep_max_ws_size",
+                ))?;
+                let mut row = limits.into_iter().next().unwrap_or_default().into_iter();
+                backend.ws_rows = row
+                    .next()
+                    .and_then(|v| v.as_i64())
+                    .filter(|n| *n > 0)
+                    .map(|n| n as u64);
+                backend.ws_size = row
+                    .next()
+                    .and_then(|v| v.as_i64())
+                    .filter(|n| *n > 0)
+                    .map(|n| n as u64);
+            }
         }
         let read_only = matches!(
             options.access,
@@ -697,6 +720,16 @@ impl Session for MysqlBackend {
 
     fn writes_certified(&self) -> bool {
         self.cx.galera
+    }
+
+    fn write_set_limits(&self) -> (Option<u64>, Option<u64>) {
+        (self.ws_rows, self.ws_size)
+    }
+
+    fn batch_limit(&self) -> Option<u64> {
+        // Half the rows a write set may hold: a batch writes rows beside
+        // its jobs (a system's own tables, the layout's steps).
+        self.ws_rows.map(|rows| (rows / 2).max(1))
     }
 }
 
