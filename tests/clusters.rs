@@ -718,3 +718,227 @@ fn galera_write_set_limits_are_kept() {
         std::panic::resume_unwind(panic);
     }
 }
+
+/// A 3-node Patroni cluster (synchronous mode) and a multi-host URL with
+/// target_session_attrs=read-write, as teams run them. The leader's
+/// PostgreSQL is killed mid-reap: the reap reports what its committed
+/// batches did, qctl's first write through the URL lands on the new
+/// primary within seconds, and a second reap finishes the work; then
+/// workers claim and complete through the URL across a second failover.
+/// Every job's end is audited against the new primary.
+#[test]
+fn a_failover_loses_nothing_acknowledged() {
+    use common::patroni::Patroni;
+    let patroni = Patroni::start("qctl-patroni");
+    let name = format!("qctl_failover_{}", std::process::id());
+    patroni
+        .client("postgres")
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .unwrap();
+    let url = patroni.url(&name);
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| -> Run {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_qctl"));
+        cmd.current_dir(dir.path());
+        for var in common::CLEARED {
+            cmd.env_remove(var);
+        }
+        cmd.args(["-d", &url]).args(args);
+        let output = cmd.output().unwrap();
+        Run::of(&cmd, output)
+    };
+    run(&["init"]).assert_ok();
+    let jobs = 1500;
+    let lines: String = (0..jobs)
+        .map(|i| format!("{{\"payload\": {i}}}\n"))
+        .collect();
+    let mut load = std::process::Command::new(env!("CARGO_BIN_EXE_qctl"));
+    load.current_dir(dir.path())
+        .args(["-d", &url, "enqueue", "--from-file", "-"]);
+    common::run_with_stdin(load, &lines).assert_ok();
+    patroni
+        .client(&name)
+        .batch_execute(
+            "UPDATE jobs SET status = 'running', locked_by = 'dead', attempts = 1, \
+             locked_at = now() - interval '1 hour', locked_until = now() - interval '1 hour'",
+        )
+        .unwrap();
+
+    // A reap in small batches; the leader dies while it runs.
+    let mut reap = std::process::Command::new(env!("CARGO_BIN_EXE_qctl"));
+    reap.current_dir(dir.path())
+        .args([
+            "-d",
+            &url,
+            "--format",
+            "json",
+            "reap",
+            "--stream",
+            "--batch-size",
+            "10",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let reap = reap.spawn().unwrap();
+    common::wait_for("the reap's first batches", Duration::from_secs(60), || {
+        patroni
+            .client(&name)
+            .query_one("SELECT count(*) FROM jobs WHERE status = 'pending'", &[])
+            .map(|r| r.get::<_, i64>(0) >= 100)
+            .unwrap_or(false)
+    });
+    let dead = patroni.kill_leader();
+    let died = std::time::Instant::now();
+    let reap = reap.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&reap.stderr);
+    assert!(matches!(reap.status.code(), Some(2 | 3)), "{stderr}");
+    assert!(stderr.contains("stopped part-way: "), "{stderr}");
+    let streamed: Vec<i64> = String::from_utf8_lossy(&reap.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|j| j["id"].as_i64())
+        .collect();
+    assert!(!streamed.is_empty());
+    // qctl's first write through the URL, on whichever server is primary.
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let probe = run(&[
+            "enqueue",
+            "--payload",
+            "{\"probe\": true}",
+            "--queue",
+            "probe",
+        ]);
+        if probe.code == 0 {
+            break;
+        }
+        assert!(
+            died.elapsed() < Duration::from_secs(60),
+            "no write landed within a minute of the leader's death: {}",
+            probe.stderr
+        );
+    }
+    eprintln!(
+        "first successful write through the multi-host URL {:.2} s after the leader died ({tries} tries)",
+        died.elapsed().as_secs_f64()
+    );
+    common::wait_for("a new leader", Duration::from_secs(60), || {
+        patroni.leader().is_some_and(|l| l != dead)
+    });
+    // Every batch the reap streamed had committed on a synchronous
+    // standby: the new primary has it.
+    let mut client = patroni.client(&name);
+    for id in &streamed {
+        let status: String = client
+            .query_one("SELECT status FROM jobs WHERE id = $1", &[id])
+            .unwrap()
+            .get(0);
+        assert_eq!(
+            status, "pending",
+            "job {id}, streamed as reaped, survived the failover"
+        );
+    }
+    run(&["reap"]).assert_ok();
+    let left: i64 = client
+        .query_one("SELECT count(*) FROM jobs WHERE status <> 'pending'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0, "the second reap finished the work");
+
+    // Workers claim and complete through the URL; the new leader dies too.
+    patroni.settled();
+    let done: std::sync::Mutex<Vec<(i64, String)>> = std::sync::Mutex::new(Vec::new());
+    let killed = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for w in 0..4 {
+            let (done, killed, run) = (&done, &killed, &run);
+            let patroni = &patroni;
+            scope.spawn(move || {
+                let worker = format!("w{w}");
+                let mut empty = 0;
+                let mut claimed = 0;
+                while empty < 3 {
+                    let claim = run(&["--format", "json", "claim", "--worker", &worker]);
+                    match claim.code {
+                        0 => empty = 0,
+                        1 => {
+                            empty += 1;
+                            continue;
+                        }
+                        // The failover: the claim's outcome may be unknown;
+                        // a job it took is left to its lease.
+                        _ => continue,
+                    }
+                    claimed += 1;
+                    if w == 0
+                        && claimed == 40
+                        && !killed.swap(true, std::sync::atomic::Ordering::SeqCst)
+                    {
+                        patroni.kill_leader();
+                    }
+                    let job = claim.json();
+                    let (id, token) = (job["id"].as_i64().unwrap(), common::fence_of(&job));
+                    // A complete that met the failover is sent again: it is
+                    // fenced, so it lands once or is refused.
+                    loop {
+                        let complete = run(&[
+                            "complete",
+                            &id.to_string(),
+                            "--worker",
+                            &worker,
+                            "--fence",
+                            &token,
+                        ]);
+                        match complete.code {
+                            0 => {
+                                done.lock().unwrap().push((id, worker.clone()));
+                                break;
+                            }
+                            1 => panic!(
+                                "{worker} claimed job {id} (exit 0) and lost it: {}",
+                                complete.stderr
+                            ),
+                            _ => std::thread::sleep(Duration::from_millis(200)),
+                        }
+                    }
+                }
+            });
+        }
+    });
+    assert!(killed.into_inner(), "the second failover happened");
+    let done = done.into_inner().unwrap();
+    let mut client = patroni.client(&name);
+    for (id, worker) in &done {
+        let row = client
+            .query_one("SELECT status, locked_by FROM jobs WHERE id = $1", &[id])
+            .unwrap();
+        assert_eq!(row.get::<_, String>(0), "done", "job {id}");
+        assert_eq!(
+            row.get::<_, Option<String>>(1).as_deref(),
+            Some(worker.as_str())
+        );
+    }
+    let mut ids: Vec<i64> = done.iter().map(|(id, _)| *id).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), done.len(), "no job completed twice");
+    // A claim whose outcome was unknown left its job running under its
+    // lease; every other job is done.
+    let (finished, running): (i64, i64) = {
+        let row = client
+            .query_one(
+                "SELECT count(*) FILTER (WHERE status = 'done'), \
+                 count(*) FILTER (WHERE status = 'running') FROM jobs WHERE queue = 'default'",
+                &[],
+            )
+            .unwrap();
+        (row.get(0), row.get(1))
+    };
+    assert_eq!(finished as usize, done.len());
+    assert_eq!(
+        finished + running,
+        jobs as i64,
+        "every job done, or held by an unknown claim"
+    );
+}

@@ -6,6 +6,7 @@
 pub mod db;
 pub mod galera;
 pub mod mysql;
+pub mod patroni;
 pub mod pg;
 pub mod proxy;
 pub mod schema;

@@ -136,13 +136,17 @@ fn try_take(
     holder: &str,
 ) -> std::result::Result<Option<String>, mysql::Error> {
     conn.query_drop("START TRANSACTION")?;
-    let held: Option<(String, bool)> = conn.exec_first(
+    // Every row and the end of the result read: a Galera node may abort
+    // the transaction under this read and send its row, then the error
+    // (exec_first would drop that error, and the INSERT below would then
+    // commit on its own).
+    let held: Vec<(String, bool)> = conn.exec(
         format!(
             "SELECT holder, expires_at > UTC_TIMESTAMP(6) FROM {table} WHERE name = ? FOR UPDATE"
         ),
         (name,),
     )?;
-    if let Some((other, true)) = held {
+    if let Some((other, true)) = held.into_iter().next() {
         conn.query_drop("ROLLBACK")?;
         return Ok(Some(other));
     }

@@ -245,7 +245,8 @@ impl MysqlBackend {
         if backend.server.mariadb {
             // A Galera node: conflicts with other nodes' writes show as
             // 1213 at any statement or at COMMIT.
-            let wsrep = backend.query_text("SHOW VARIABLES LIKE 'wsrep_on'")?;
+            // The global value: a session may turn its own wsrep_on off.
+            let wsrep = backend.query_text("SHOW GLOBAL VARIABLES LIKE 'wsrep_on'")?;
             backend.cx.galera = wsrep
                 .into_iter()
                 .next()
@@ -979,12 +980,16 @@ impl ReapLock {
             b.table.layout.table.name
         );
         let timeout = if wait { 31_536_000 } else { 0 };
+        // The whole result read (exec, not exec_first, which drops an error
+        // that follows the row).
         let got: Option<i64> = conn
-            .exec_first(
+            .exec::<Option<i64>, _, _>(
                 "SELECT GET_LOCK(CONCAT('qctl.reap.', LEFT(SHA1(?), 40)), ?)",
                 (name, timeout),
             )
             .map_err(|e| anyhow::anyhow!("cannot take the reap lock: {}", error::db_message(&e)))?
+            .into_iter()
+            .next()
             .flatten();
         if got != Some(1) {
             return Err(QctlError::AnotherReap {
