@@ -24,7 +24,7 @@ function __fish_qctl_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c qctl -n "__fish_qctl_needs_command" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_needs_command" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_needs_command" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_needs_command" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -81,7 +81,7 @@ complete -c qctl -n "__fish_qctl_needs_command" -f -a "serve" -d 'Serve the queu
 complete -c qctl -n "__fish_qctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l path -d 'The SQLite file to build; a previous demo file there is replaced' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l history -d 'How many finished jobs of history to create' -r
-complete -c qctl -n "__fish_qctl_using_subcommand demo" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand demo" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -114,7 +114,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand demo" -s q -l quiet -d 'Print 
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand demo" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand init" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand init" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand init" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -155,7 +155,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l run-at -d 'When th
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l delay -d 'Make the job ready after this long' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l max-attempts -d 'Attempts before the job is dead-lettered [default: 3]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l load-id -d 'Record the load under this id in qctl\'s load ledger (table qctl_loads, which `qctl init` creates), in the load\'s own transaction: run again with the same id after an unknown outcome (exit 3), it enqueues nothing if the first run committed. A bulk load gets a new id, printed, when the ledger exists' -r
-complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand enqueue" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -195,7 +195,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand stats" -l max-ready-age -d 'Ex
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l max-stale -d 'Exit 1 when more than N running jobs are stale' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l max-lag -d 'Exit 1 when the counts are older than this: a standby whose replay is further behind (or paused), a Galera node that is not Synced' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -s o -l output -d 'Write the document to FILE instead of stdout, atomically (a temporary file in the same directory, then a rename), as node_exporter\'s textfile collector needs; with --watch, replaced at every refresh' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand stats" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand stats" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand stats" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -241,7 +241,7 @@ cancelled\t''
 other\t'Stored status values no state of the layout claims'"
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l limit -d 'At most this many jobs' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l timeout -d 'With --status stale: judge staleness by lock age instead of lease' -r
-complete -c qctl -n "__fish_qctl_using_subcommand list" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand list" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand list" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -274,7 +274,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand list" -s q -l quiet -d 'Print 
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c qctl -n "__fish_qctl_using_subcommand list" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand show" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand show" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand show" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -310,7 +310,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand show" -s V -l version -d 'Prin
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l worker -d 'Name recorded as the job\'s lock owner; complete and fail must give the same' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l queue -d 'Claim from this queue [default: default, when the layout has queues]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l lease -d 'How long the worker may hold the job before reap may requeue it [default: 5m, when the layout has a lease column]' -r
-complete -c qctl -n "__fish_qctl_using_subcommand claim" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand claim" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -345,7 +345,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand claim" -s h -l help -d 'Print 
 complete -c qctl -n "__fish_qctl_using_subcommand claim" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l worker -d 'The worker that claimed it' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l fence -l attempt -d 'The fence token claim returned (3-1764870000123456: the attempt and the claim\'s lock time): the job changes only if no later claim took it, even by a worker of the same name, even one made again after a failover lost this claim. A bare attempt number (--attempt 3) fences off later claims on this server only' -r
-complete -c qctl -n "__fish_qctl_using_subcommand complete" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand complete" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand complete" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -382,7 +382,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand fail" -l worker -d 'The worker
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l fence -l attempt -d 'The fence token claim returned (3-1764870000123456: the attempt and the claim\'s lock time): the job changes only if no later claim took it, even by a worker of the same name, even one made again after a failover lost this claim. A bare attempt number (--attempt 3) fences off later claims on this server only' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l error -d 'Why it failed, stored in the last-error column' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l retry-delay -d 'With attempts left, make the job ready again after this long' -r
-complete -c qctl -n "__fish_qctl_using_subcommand fail" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand fail" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -418,7 +418,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand fail" -s h -l help -d 'Print h
 complete -c qctl -n "__fish_qctl_using_subcommand fail" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l queue -d 'With --all, only this queue' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l batch-size -d 'Jobs per transaction with --all [default: 250 on SQLite, 5000 on PostgreSQL, 1000 on MySQL/MariaDB]' -r
-complete -c qctl -n "__fish_qctl_using_subcommand retry" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand retry" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand retry" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -457,7 +457,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand reap" -l timeout -d 'Stale mea
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l queue -d 'Only jobs of this queue' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l batch-size -d 'Jobs per batch, every batch; each commits, so claims are never held up for long. Without it batches adapt: they start at 250 on SQLite (whose one write lock a batch holds), 5000 on PostgreSQL, 1000 on MySQL/MariaDB, grow while no other client is at work on the database and shrink while one is' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l show -d 'List at most N reaped jobs (the counts always cover every one)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -498,7 +498,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand purge" -l status -d 'Which fin
 failed\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l queue -d 'Only jobs of this queue' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l batch-size -d 'Jobs per transaction [default: 250 on SQLite, 5000 on PostgreSQL, 1000 on MySQL/MariaDB]' -r
-complete -c qctl -n "__fish_qctl_using_subcommand purge" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand purge" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -540,7 +540,7 @@ all\t''"
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l queue -d 'The queue the claim query is checked for [default: default, when the layout has queues]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l sort-threshold -d 'A temporary sort of more rows than this is an error, not a warning' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l sql -d 'Check the application\'s own claim query from FILE instead of qctl\'s; its placeholders are bound as the application binds them, typed by the columns they are compared with (a guessed value makes the verdict provisional)' -r -F
-complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -578,7 +578,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s h -l help -d
 complete -c qctl -n "__fish_qctl_using_subcommand explain-claim" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l min-wait -d 'Hide sessions that have waited less than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l max-wait -d 'Exit 1 when any session has waited longer than this (a CI or cron gate)' -r
-complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -613,7 +613,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s v -l verbose -d 'P
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand blocked" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l key -d 'Only this key: a bigint (987654321) or two int4 (11,100); on MySQL/MariaDB, a GET_LOCK name' -r
-complete -c qctl -n "__fish_qctl_using_subcommand locks" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand locks" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand locks" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -654,7 +654,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l max-wait -d 'Fail w
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l sort-threshold -d 'A temporary sort of more rows than this is an error (as explain-claim)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l max-lag -d 'Fail when a standby\'s replay is further behind than this (or paused)' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l cluster-size -d 'Fail when a Galera cluster has fewer nodes than N [default: the nodes wsrep_cluster_address lists]' -r
-complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand doctor" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand doctor" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -694,7 +694,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand bench" -l hold -d 'How long ea
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l mode -d 'Which claims to run on PostgreSQL and MySQL/MariaDB; `both` compares SKIP LOCKED with a plain FOR UPDATE (SQLite claims under its one write lock either way)' -r -f -a "skip-locked\t''
 for-update\t''
 both\t''"
-complete -c qctl -n "__fish_qctl_using_subcommand bench" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand bench" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -728,7 +728,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand bench" -s q -l quiet -d 'Print
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand bench" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -761,7 +761,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s q -l quiet -d 'Pri
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand layouts" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand completions" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand completions" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -794,7 +794,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand completions" -s q -l quiet -d 
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c qctl -n "__fish_qctl_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c qctl -n "__fish_qctl_using_subcommand man" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand man" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand man" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand man" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''
@@ -832,7 +832,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand serve" -l interval -d 'Query e
 complete -c qctl -n "__fish_qctl_using_subcommand serve" -l claim-check -d 'Also check the claim query\'s plan as explain-claim does, once per INTERVAL (qctl_claim_query_ok) [default: never, or `claim_check` in the targets file]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand serve" -l targets -d 'Watch the databases of this TOML file\'s [[target]] tables (name, database, layout, table, timeout, exact) instead of -d' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand serve" -l timeout -d 'For -d targets: judge running jobs stale by lock age instead of by lease deadline' -r
-complete -c qctl -n "__fish_qctl_using_subcommand serve" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (`qctl serve` takes several) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
+complete -c qctl -n "__fish_qctl_using_subcommand serve" -s d -l database -d 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://..., each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]' -r
 complete -c qctl -n "__fish_qctl_using_subcommand serve" -l config -d 'Config file [default: qctl.toml in the current directory, if present]' -r -F
 complete -c qctl -n "__fish_qctl_using_subcommand serve" -l layout -d 'Table layout: auto (find the queue system from the database\'s catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]' -r -f -a "auto\t''
 default\t''

@@ -28,9 +28,14 @@ fn parse_worker(text: &str) -> Result<String, String> {
 #[derive(Debug, Parser)]
 #[command(name = "qctl", version, max_term_width = 100, propagate_version = true)]
 #[command(
-    after_help = "Exit codes: 0 success/healthy, 1 the answer is no (a check failed, no job \
-    to claim, job no longer held), 2 error (nothing changed), 130 interrupted.\n\
-    Docs: docs/cli.md, docs/layouts.md, docs/exit-codes.md"
+    after_help = "Exit codes: 0 success/healthy (a write is committed, at the server's \
+    durability), 1 the answer is no (a check failed, no job to claim, job no longer held), 2 error \
+    (nothing changed), 3 the outcome is unknown (a COMMIT went unanswered), 130 interrupted.\n\
+    Clusters: PostgreSQL standbys and failover (several hosts in the URL, every \
+    target_session_attrs; writes go to a primary or are refused), MariaDB Galera (several hosts, \
+    a cluster-wide reap lease, blocked/locks --all-nodes); stats and doctor name the server's \
+    role and lag.\n\
+    Docs: docs/cli.md, docs/layouts.md, docs/exit-codes.md, docs/clusters.md"
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -45,7 +50,9 @@ pub struct Cli {
 #[command(next_help_heading = "Global options")]
 pub struct GlobalOpts {
     /// Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value
-    /// string, or mysql://... / mariadb://... (`qctl serve` takes several) [default:
+    /// string, or mysql://... / mariadb://..., each server URL with one host or several tried
+    /// in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes
+    /// several URLs) [default:
     /// QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]
     #[arg(short = 'd', long, global = true, value_name = "URL", action = clap::ArgAction::Append)]
     pub database: Vec<String>,

@@ -942,3 +942,164 @@ fn a_failover_loses_nothing_acknowledged() {
         "every job done, or held by an unknown claim"
     );
 }
+
+// ----- benchmarks (scripts/bench-clusters.sh runs them) -------------------
+
+/// Claim throughput on a Galera cluster: nine connections running qctl's
+/// claim and fenced complete, all on node 1, then three on each node, in
+/// alternating rounds; jobs/s and the certification conflicts per claim.
+#[test]
+#[ignore = "a benchmark: scripts/bench-clusters.sh"]
+fn bench_galera_one_node_against_three() {
+    use qctl::db::{Access, ConnectOptions};
+    use qctl::request::{ClaimRequest, Finish, FinishRequest};
+    let _alone = DISRUPT.write().unwrap_or_else(|e| e.into_inner());
+    let rounds: usize = std::env::var("QCTL_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
+    let jobs = 3000;
+    let conflicts = |urls: &[String]| -> i64 {
+        urls.iter()
+            .map(|url| {
+                let mut conn = common::mysql::connect(url).unwrap();
+                ["wsrep_local_cert_failures", "wsrep_local_bf_aborts"]
+                    .iter()
+                    .map(|name| {
+                        conn.query_first::<(String, i64), _>(format!("SHOW STATUS LIKE '{name}'"))
+                            .unwrap()
+                            .map_or(0, |(_, v)| v)
+                    })
+                    .sum::<i64>()
+            })
+            .sum()
+    };
+    let mut results: Vec<(&str, f64, f64)> = Vec::new();
+    for round in 0..rounds * 2 {
+        let spread = round % 2 == 1;
+        let cluster = cluster_db();
+        let db = &cluster.db;
+        qctl(db, &cluster.urls[0], &["init"]).assert_ok();
+        let lines: String = (0..jobs).map(|i| format!("{{\"payload\": {i}}}\n")).collect();
+        db.stdin(&["enqueue", "--from-file", "-"], &lines).assert_ok();
+        let before = conflicts(&cluster.urls);
+        let started = std::time::Instant::now();
+        std::thread::scope(|scope| {
+            for w in 0..9 {
+                let url = cluster.urls[if spread { w % 3 } else { 0 }].clone();
+                scope.spawn(move || {
+                    let layout = qctl::presets::own("default").unwrap();
+                    let mut b = qctl::backend::Target::parse(&url)
+                        .unwrap()
+                        .open(&layout, &ConnectOptions::new(Access::Write))
+                        .unwrap();
+                    let request = ClaimRequest {
+                        worker: format!("w{w}"),
+                        queue: Some("default".into()),
+                        lease: Some(Duration::from_secs(300)),
+                    };
+                    while let Some(job) = qctl::engine::claim(
+                        b.as_mut(),
+                        &request,
+                        qctl::sql::dialect::LockMode::SkipLocked,
+                    )
+                    .unwrap()
+                    {
+                        qctl::engine::finish(
+                            b.as_mut(),
+                            &FinishRequest {
+                                id: job.id.clone(),
+                                worker: request.worker.clone(),
+                                fence: job.fence.map(|f| f.to_string()),
+                                finish: Finish::Complete,
+                            },
+                        )
+                        .unwrap();
+                    }
+                });
+            }
+        });
+        let seconds = started.elapsed().as_secs_f64();
+        let per_claim = (conflicts(&cluster.urls) - before) as f64 / jobs as f64;
+        assert_eq!(db.count("status = 'done'"), jobs as i64);
+        let name = if spread { "3 nodes" } else { "1 node" };
+        eprintln!(
+            "round {}: {name}: {jobs} claims and completes in {seconds:.2} s, {:.0} jobs/s, \
+             {per_claim:.2} certification conflicts per claim",
+            round / 2 + 1,
+            jobs as f64 / seconds
+        );
+        results.push((name, jobs as f64 / seconds, per_claim));
+    }
+    let median = |name: &str, pick: fn(&(&str, f64, f64)) -> f64| {
+        let mut v: Vec<f64> = results.iter().filter(|r| r.0 == name).map(pick).collect();
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    };
+    let (one, three) = (median("1 node", |r| r.1), median("3 nodes", |r| r.1));
+    eprintln!(
+        "medians: 1 node {one:.0} jobs/s ({:.2} conflicts per claim), 3 nodes {three:.0} jobs/s \
+         ({:.2} conflicts per claim); 3 nodes / 1 node = {:.2}x",
+        median("1 node", |r| r.2),
+        median("3 nodes", |r| r.2),
+        three / one
+    );
+}
+
+/// The time from a primary's death to qctl's first successful write
+/// through a multi-host URL (target_session_attrs=read-write), on a
+/// Patroni cluster, over several failovers.
+#[test]
+#[ignore = "a benchmark: scripts/bench-clusters.sh"]
+fn bench_failover_to_first_write() {
+    use common::patroni::Patroni;
+    let rounds: usize = std::env::var("QCTL_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
+    let patroni = Patroni::start("qctl-patroni-bench");
+    let name = format!("qctl_failover_bench_{}", std::process::id());
+    patroni
+        .client("postgres")
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .unwrap();
+    let url = patroni.url(&name);
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| -> Run {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_qctl"));
+        cmd.current_dir(dir.path());
+        for var in common::CLEARED {
+            cmd.env_remove(var);
+        }
+        cmd.args(["-d", &url]).args(args);
+        let output = cmd.output().unwrap();
+        Run::of(&cmd, output)
+    };
+    run(&["init"]).assert_ok();
+    let mut times = Vec::new();
+    for round in 1..=rounds {
+        patroni.settled();
+        run(&["enqueue", "--payload", "1"]).assert_ok();
+        let dead = patroni.kill_leader();
+        let died = std::time::Instant::now();
+        let mut tries = 0;
+        while run(&["enqueue", "--payload", "2"]).code != 0 {
+            tries += 1;
+            assert!(died.elapsed() < Duration::from_secs(60));
+        }
+        let seconds = died.elapsed().as_secs_f64();
+        let leader = patroni.leader();
+        eprintln!(
+            "failover {round}: first write {seconds:.2} s after the leader (127.0.0.1:{dead}) \
+             died, {tries} failed tries before it; leader now {leader:?}"
+        );
+        times.push(seconds);
+    }
+    times.sort_by(|a, b| a.total_cmp(b));
+    eprintln!(
+        "median {:.2} s, min {:.2} s, max {:.2} s over {rounds} failovers",
+        times[times.len() / 2],
+        times[0],
+        times[times.len() - 1]
+    );
+}
