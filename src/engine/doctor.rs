@@ -231,6 +231,11 @@ fn plan_checks<B: Backend + ?Sized>(
     checks: &mut Vec<Check>,
 ) -> Result<()> {
     let table = b.table().clone();
+    let standby = b
+        .server_role()
+        .ok()
+        .flatten()
+        .is_some_and(|r| r.role == "standby");
     let plans = crate::explain::explain(
         b,
         &ExplainRequest {
@@ -277,6 +282,11 @@ fn plan_checks<B: Backend + ?Sized>(
             },
             detail: if plans.suggested_indexes.is_empty() || check.findings.is_empty() {
                 detail
+            } else if standby {
+                format!(
+                    "{detail} — fix: qctl explain-claim --query all --apply on the primary (this \
+                     server is a standby: it takes no writes)"
+                )
             } else {
                 format!("{detail} — fix: qctl explain-claim --query all --apply")
             },

@@ -403,6 +403,8 @@ pub fn retry<B: Backend + ?Sized>(
                 }
                 if !wanted.is_empty() {
                     let stmt = sql(b).retry_ids(wanted)?;
+                    // Each job was checked a dead letter under this
+                    // transaction's row lock (failed_check): they all change.
                     b.execute(&stmt)?;
                 }
                 after(b, "after_retry", Fill::ids(wanted.clone()))
