@@ -980,8 +980,11 @@ fn bench_galera_one_node_against_three() {
         let cluster = cluster_db();
         let db = &cluster.db;
         qctl(db, &cluster.urls[0], &["init"]).assert_ok();
-        let lines: String = (0..jobs).map(|i| format!("{{\"payload\": {i}}}\n")).collect();
-        db.stdin(&["enqueue", "--from-file", "-"], &lines).assert_ok();
+        let lines: String = (0..jobs)
+            .map(|i| format!("{{\"payload\": {i}}}\n"))
+            .collect();
+        db.stdin(&["enqueue", "--from-file", "-"], &lines)
+            .assert_ok();
         let before = conflicts(&cluster.urls);
         let started = std::time::Instant::now();
         std::thread::scope(|scope| {

@@ -866,17 +866,23 @@ struct Pacer {
 
 impl Pacer {
     fn new<B: Backend + ?Sized>(b: &mut B, request: &ReapRequest) -> Self {
-        if request.adapt {
-            // Where the next reading starts from (SQLite counts commits
-            // since the last one); what others do before the first batch
-            // does not matter.
-            let _ = b.others_active();
-        }
-        // An adapting reap starts as if alone: the first reading comes
-        // after the first (small) batch.
         let d = b.table().dialect;
+        let mut size = request.batch_size;
+        if request.adapt {
+            // A server says whether others are at work right now: alone,
+            // the reap starts with fewer, bigger batches (each ends in a
+            // COMMIT that waits for the WAL flush and any synchronous
+            // standby). SQLite can only tell from the next reading (it
+            // counts commits since the last one), so it starts small.
+            if let Ok(Some(false)) = b.others_active() {
+                let most = d.batch_max.min(b.batch_limit().unwrap_or(u64::MAX));
+                size = (size * 4).min(most).max(size);
+            }
+        }
+        // Otherwise an adapting reap starts as if alone: the first reading
+        // comes after the first (small) batch.
         Pacer {
-            size: request.batch_size,
+            size,
             pause: if request.adapt {
                 d.batch_pause_alone
             } else {
