@@ -812,6 +812,104 @@ fn bulk_enqueue_stores_each_jobs_own_values(db: &dyn Db) {
     assert_eq!(due[2].to_rfc3339(), "2031-05-06T07:08:09+00:00");
 }
 
+/// A `jobs` table qctl cannot describe (Laravel's shape: no status
+/// column; or a status column of integers) is refused before anything
+/// runs, on every command, naming the column and the layout: no raw SQL
+/// error, no panic (exit 101), nothing changed (init adds no index).
+fn a_table_qctl_cannot_describe_is_refused_in_words(db: &dyn Db) {
+    db.sql(
+        "CREATE TABLE jobs (id INTEGER PRIMARY KEY, queue VARCHAR(255) NOT NULL, \
+         payload TEXT NOT NULL, attempts INTEGER NOT NULL, reserved_at INTEGER, \
+         available_at INTEGER NOT NULL, created_at INTEGER NOT NULL)",
+    );
+    db.sql(
+        "INSERT INTO jobs (id, queue, payload, attempts, available_at, created_at) \
+         VALUES (1, 'default', '{}', 0, 1, 1)",
+    );
+    let before = db.snapshot();
+    let commands: [&[&str]; 9] = [
+        &["stats"],
+        &["list"],
+        &["show", "1"],
+        &["enqueue", "--payload", "1"],
+        &["claim", "--worker", "w"],
+        &["retry", "--all"],
+        &["reap", "--timeout", "1m"],
+        &["init"],
+        &["bench", "--jobs", "10", "--workers", "1"],
+    ];
+    for layout in [&[][..], &["--layout", "default"][..]] {
+        for command in commands {
+            let mut args = layout.to_vec();
+            args.extend_from_slice(command);
+            let run = db.run(&args);
+            assert_eq!(run.code, 2, "{args:?}: {}{}", run.stdout, run.stderr);
+            if !layout.is_empty() {
+                assert!(
+                    run.stderr
+                        .contains("column status (the layout's status column) is missing"),
+                    "{args:?}: {}",
+                    run.stderr
+                );
+            }
+        }
+    }
+    assert_eq!(db.snapshot(), before, "nothing changed");
+    db.sql("DROP TABLE jobs");
+    db.sql(
+        "CREATE TABLE jobs (id INTEGER PRIMARY KEY, queue VARCHAR(255) NOT NULL, \
+         status INTEGER NOT NULL, payload TEXT NOT NULL, attempts INTEGER NOT NULL, \
+         max_attempts INTEGER NOT NULL, run_at INTEGER NOT NULL)",
+    );
+    db.run(&["--layout", "default", "stats"])
+        .assert_error("column status of table jobs is of type integer");
+}
+
+/// A job due at the end of time (9999-12-31T23:59:59Z) keeps its date on
+/// every backend: it is scheduled, not due; claims skip it; and the
+/// table's other times keep their unit (on SQLite, seconds: such a date
+/// once read back as a time in 1978, as if in milliseconds, and made the
+/// parked job due at once).
+fn far_dates_keep_their_meaning(db: &dyn Db) {
+    db.run(&["init"]).assert_ok();
+    let far = json(
+        db,
+        &[
+            "enqueue",
+            "--payload",
+            "1",
+            "--run-at",
+            "9999-12-31T23:59:59Z",
+        ],
+    );
+    let far_id = far["ids"][0].to_string();
+    assert_eq!(
+        json(db, &["show", &far_id])["run_at"],
+        "9999-12-31T23:59:59Z"
+    );
+    db.run(&["enqueue", "--payload", "2"]).assert_ok();
+    let stats = json(db, &["stats"]);
+    assert_eq!(stats["total"]["scheduled"], 1, "{stats}");
+    assert_eq!(stats["total"]["ready"], 1, "{stats}");
+    let claimed = json(db, &["claim", "--worker", "w"]);
+    assert_eq!(
+        claimed["payload"], 2,
+        "the parked job is not due: {claimed}"
+    );
+    let none = db.run(&["claim", "--worker", "w"]);
+    assert_eq!(none.code, 1, "{}", none.stdout);
+    // A job written after the far one is dated now, not in 1978.
+    let later = json(db, &["show", &claimed["id"].to_string()]);
+    assert!(
+        later["created_at"].as_str().unwrap().starts_with("20"),
+        "{later}"
+    );
+    assert_eq!(
+        json(db, &["show", &far_id])["run_at"],
+        "9999-12-31T23:59:59Z"
+    );
+}
+
 /// A job the table refuses in the middle of a bulk load: the error names
 /// its input line (blank lines counted), on every backend, says once that
 /// nothing was enqueued, and nothing was.
@@ -856,6 +954,8 @@ fn a_refused_job_is_named_by_its_line(db: &dyn Db) {
 }
 
 on_every_backend!(
+    a_table_qctl_cannot_describe_is_refused_in_words,
+    far_dates_keep_their_meaning,
     a_refused_job_is_named_by_its_line,
     bulk_enqueue_stores_each_jobs_own_values,
     claim_order_follows_the_layout,

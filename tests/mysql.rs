@@ -772,6 +772,46 @@ fn an_application_claim_with_a_cast_is_measured_as_written() {
     assert_eq!(check["measure"]["rows_returned"], 1, "{report}");
 }
 
+/// An application statement that writes a file on the server (INTO
+/// OUTFILE, INTO DUMPFILE) or reads one (LOAD_FILE) is never run, planned
+/// or prepared: a read-only transaction would not stop it.
+#[test]
+fn an_application_statement_that_touches_the_servers_files_is_refused() {
+    let db = MyDb::new();
+    seeded(&db, 5);
+    let dir = tempfile::tempdir().unwrap();
+    let outfile = format!("/tmp/qctl-outfile-{}-{}", std::process::id(), db.name);
+    for (sql, says) in [
+        (
+            format!(
+                "SELECT * FROM jobs WHERE status = 'pending' ORDER BY id LIMIT 1 INTO OUTFILE '{outfile}'"
+            ),
+            "INTO OUTFILE",
+        ),
+        (
+            format!("SELECT id FROM jobs LIMIT 1 INTO DUMPFILE '{outfile}'"),
+            "INTO DUMPFILE",
+        ),
+        (
+            "SELECT id, LOAD_FILE('/etc/passwd') FROM jobs WHERE status = 'pending' LIMIT 1"
+                .to_string(),
+            "LOAD_FILE()",
+        ),
+    ] {
+        let path = dir.path().join("claim.sql");
+        std::fs::write(&path, &sql).unwrap();
+        for extra in [&[][..], &["--analyze"][..]] {
+            let mut args = vec!["explain-claim", "--sql", path.to_str().unwrap()];
+            args.extend_from_slice(extra);
+            db.run(&args).assert_error(says);
+            assert!(
+                !std::path::Path::new(&outfile).exists(),
+                "{sql}: a file was written on the server"
+            );
+        }
+    }
+}
+
 /// A measured run MariaDB's max_statement_time stops still says how far
 /// it got: at least the rows its handler counters saw it read.
 #[test]

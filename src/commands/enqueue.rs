@@ -299,12 +299,44 @@ fn parse_run_at(text: &str) -> Result<DateTime<Utc>> {
 
 fn open_input(path: &Path) -> Result<(Box<dyn Read>, Option<u64>)> {
     if path == Path::new("-") {
+        // A closed stdin (the runtime puts /dev/null in its place) reads as
+        // empty: "enqueued 0 jobs" would hide that nothing was given.
+        if stdin_is_null() {
+            return Err(QctlError::usage(
+                "--from-file - reads stdin, which is not open (or is /dev/null): give the jobs \
+                 on stdin (qctl enqueue --from-file - < jobs.jsonl) or name a file; nothing was \
+                 enqueued",
+            ));
+        }
         return Ok((Box::new(std::io::stdin().lock()), None));
     }
     let file = File::open(path)
         .map_err(|err| QctlError::usage(format!("cannot read {}: {err}", path.display())))?;
     let length = file.metadata().ok().map(|m| m.len());
     Ok((Box::new(file), length))
+}
+
+/// Whether stdin is /dev/null: closed when qctl started (Rust's runtime
+/// opens /dev/null in its place), or redirected from it.
+fn stdin_is_null() -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::MetadataExt;
+        let stdin = std::io::stdin();
+        let Ok(fd) = stdin.as_fd().try_clone_to_owned() else {
+            return true;
+        };
+        let (Ok(ours), Ok(null)) = (File::from(fd).metadata(), std::fs::metadata("/dev/null"))
+        else {
+            return false;
+        };
+        ours.dev() == null.dev() && ours.ino() == null.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
 }
 
 /// One line of a JSONL file.
@@ -358,6 +390,13 @@ impl JsonlJobs {
 
     fn parse(&self) -> Result<NewJob> {
         let text = self.line.trim_end_matches(['\n', '\r']);
+        // A UTF-8 byte-order mark (files saved by some Windows editors)
+        // starts the first line; it is not part of the JSON.
+        let text = if self.number == 1 {
+            text.strip_prefix('\u{feff}').unwrap_or(text)
+        } else {
+            text
+        };
         let line: Line<'_> = serde_json::from_str(text).map_err(|err| {
             let shape = match text.trim_start().chars().next() {
                 Some('{') => return anyhow::anyhow!("{err}"),

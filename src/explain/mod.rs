@@ -438,6 +438,18 @@ fn claim_statement(
 ) -> Result<(String, Option<String>)> {
     let lexer = t.dialect.lexer;
     let mut statements = sqltext::statements(script, lexer);
+    // A read-only transaction keeps a statement from writing tables, not
+    // from writing (or reading) files on the server: such a statement is
+    // never run, planned or prepared.
+    for statement in &statements {
+        if let Some(what) = sqltext::file_access(&sqltext::tokenize(statement, lexer)) {
+            return Err(QctlError::usage(format!(
+                "--sql uses {what}, which reads or writes files on the database server: \
+                 explain-claim runs only statements that can change nothing, and refuses this one \
+                 (nothing was run)"
+            )));
+        }
+    }
     let table = t.layout.table.name.as_str();
     match statements.len() {
         0 => Err(QctlError::usage("--sql holds no statement")),

@@ -113,6 +113,82 @@ pub struct CatalogColumn {
     pub exact: bool,
 }
 
+/// Refuses a column whose type cannot hold what the layout keeps in it
+/// (a status column of integers, a time column of JSON), naming the
+/// column, its type and what the layout expected, before any statement
+/// would fail on it with the database's own words.
+fn check_kinds(layout: &Layout, columns: &[Option<Column>; CONCEPTS]) -> Result<()> {
+    for concept in Concept::ALL {
+        let Some(column) = columns[concept as usize]
+            .as_ref()
+            .filter(|c| c.expr.is_none())
+        else {
+            continue;
+        };
+        let kind = &column.kind;
+        let expected = match concept {
+            Concept::Status if !layout.statuses.has_predicates() => (!matches!(
+                kind,
+                ColumnKind::Text | ColumnKind::Enum(_) | ColumnKind::Other(_)
+            ))
+            .then_some("text (or an enum) holding the status values"),
+            Concept::Attempts | Concept::MaxAttempts | Concept::Priority => (!matches!(
+                kind,
+                ColumnKind::Int | ColumnKind::Float | ColumnKind::Other(_)
+            ))
+            .then_some("a number"),
+            c if c.is_time() => matches!(
+                kind,
+                ColumnKind::Bool
+                    | ColumnKind::Json
+                    | ColumnKind::Jsonb
+                    | ColumnKind::Uuid
+                    | ColumnKind::Bytes
+                    | ColumnKind::TextArray
+            )
+            .then_some("a time (a timestamp, epoch seconds or milliseconds, or ISO text)"),
+            Concept::Queue => matches!(
+                kind,
+                ColumnKind::Bool | ColumnKind::Json | ColumnKind::Jsonb | ColumnKind::Time(_)
+            )
+            .then_some("text naming the queue"),
+            _ => None,
+        };
+        if let Some(expected) = expected {
+            return Err(QctlError::usage(format!(
+                "column {} of table {} is of type {}, but the {} layout keeps {} in it (its {} \
+                 column): map another column in [layout.columns] of qctl.toml, or pick another \
+                 --layout; nothing was run",
+                column.name,
+                layout.table,
+                kind_name(kind),
+                layout.preset,
+                expected,
+                concept.key()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A column type as a person reads it.
+fn kind_name(kind: &ColumnKind) -> String {
+    match kind {
+        ColumnKind::Int => "integer".into(),
+        ColumnKind::Float => "floating point".into(),
+        ColumnKind::Bool => "boolean".into(),
+        ColumnKind::Text => "text".into(),
+        ColumnKind::Enum(name) => format!("enum {name}"),
+        ColumnKind::Uuid => "uuid".into(),
+        ColumnKind::Json => "json".into(),
+        ColumnKind::Jsonb => "jsonb".into(),
+        ColumnKind::Bytes => "bytes".into(),
+        ColumnKind::TextArray => "text[]".into(),
+        ColumnKind::Time(repr) => format!("time ({})", repr.name()),
+        ColumnKind::Other(name) => name.clone(),
+    }
+}
+
 /// Where each concept sits in a job's select list.
 #[derive(Debug, Clone)]
 pub struct JobSelect {
@@ -283,7 +359,13 @@ impl QueueTable {
                         exact: column.exact,
                     });
                 }
-                None if concept.required() || layout.is_explicit(concept) => {
+                // Without its status column a layout whose states are
+                // told by status values cannot read a single state: the
+                // table is not one this layout describes.
+                None if concept.required()
+                    || layout.is_explicit(concept)
+                    || (concept == Concept::Status && !layout.statuses.has_predicates()) =>
+                {
                     return Err(QctlError::MissingColumn {
                         column: ident.to_string(),
                         concept: concept.key(),
@@ -302,6 +384,7 @@ impl QueueTable {
                 }
             }
         }
+        check_kinds(&layout, &columns)?;
         let id_is_rowid = dialect.rowid_alias
             && catalog.iter().filter(|c| c.primary_key).count() == 1
             && layout.column(Concept::Id).is_some_and(|id| {

@@ -81,6 +81,40 @@ fn ident_char(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
 }
 
+/// What a statement does with the database server's files, which no
+/// read-only transaction stops: `SELECT ... INTO OUTFILE` / `DUMPFILE`
+/// (MySQL/MariaDB write a file on the server), `LOAD_FILE()`,
+/// `pg_read_file()`, `pg_read_binary_file()`, `lo_import()`, `lo_export()`,
+/// `COPY ... TO/FROM`. None when it touches no file.
+pub fn file_access(tokens: &[Token]) -> Option<String> {
+    for (i, token) in tokens.iter().enumerate() {
+        let next = tokens.get(i + 1);
+        if token.is("INTO")
+            && let Some(target) = next.filter(|n| n.is("OUTFILE") || n.is("DUMPFILE"))
+        {
+            return Some(format!("INTO {}", target.text.to_ascii_uppercase()));
+        }
+        let called = next.is_some_and(|n| n.punct("("));
+        for function in [
+            "load_file",
+            "pg_read_file",
+            "pg_read_binary_file",
+            "pg_ls_dir",
+            "lo_import",
+            "lo_export",
+            "pg_file_write",
+        ] {
+            if called && token.is(function) {
+                return Some(format!("{}()", function.to_ascii_uppercase()));
+            }
+        }
+        if i == 0 && token.is("COPY") {
+            return Some("COPY".into());
+        }
+    }
+    None
+}
+
 /// Splits SQL into tokens; comments and whitespace are dropped.
 pub fn tokenize(sql: &str, lexer: Lexer) -> Vec<Token> {
     let b = sql.as_bytes();
@@ -1279,6 +1313,48 @@ fn conjunct(part: &[Token], shape: &mut QueryShape) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn statements_that_touch_the_servers_files_are_found() {
+        let found = |sql: &str, lexer| file_access(&tokenize(sql, lexer));
+        assert_eq!(
+            found("SELECT * FROM jobs INTO OUTFILE '/tmp/x'", Lexer::Mysql).as_deref(),
+            Some("INTO OUTFILE")
+        );
+        assert_eq!(
+            found(
+                "select id from jobs limit 1 into dumpfile '/tmp/x'",
+                Lexer::Mysql
+            )
+            .as_deref(),
+            Some("INTO DUMPFILE")
+        );
+        assert_eq!(
+            found(
+                "SELECT LOAD_FILE('/etc/passwd'), id FROM jobs",
+                Lexer::Mysql
+            )
+            .as_deref(),
+            Some("LOAD_FILE()")
+        );
+        assert_eq!(
+            found("SELECT pg_read_file('/etc/passwd')", Lexer::Postgres).as_deref(),
+            Some("PG_READ_FILE()")
+        );
+        assert_eq!(
+            found("COPY jobs TO '/tmp/x'", Lexer::Postgres).as_deref(),
+            Some("COPY")
+        );
+        // Words in strings, or columns named like them, are not calls.
+        assert_eq!(
+            found(
+                "SELECT id FROM jobs WHERE note = 'INTO OUTFILE' AND load_file = 1",
+                Lexer::Mysql
+            ),
+            None
+        );
+        assert_eq!(found("SELECT id INTO @x FROM jobs", Lexer::Mysql), None);
+    }
 
     #[test]
     fn named_arguments_stay_one_operator() {

@@ -78,13 +78,17 @@ pub fn decode(value: &Value, repr: TimeRepr) -> Option<DateTime<Utc>> {
     match value {
         Value::Null | Value::Bool(_) | Value::Bytes(_) => None,
         Value::Time(time) => Some(*time),
-        Value::Int(n) => {
-            if repr == TimeRepr::EpochMillis || n.abs() > MILLIS_ABOVE {
-                Utc.timestamp_millis_opt(*n).single()
-            } else {
-                Utc.timestamp_opt(*n, 0).single()
-            }
-        }
+        // The column's unit, whatever the value's size: a job due in the
+        // year 9999 is 253,402,300,799 seconds, not a time in 1978 in
+        // milliseconds. A number in a column of another representation
+        // (an integer in a text column) is read as seconds unless it can
+        // only be milliseconds.
+        Value::Int(n) => match repr {
+            TimeRepr::EpochMillis => Utc.timestamp_millis_opt(*n).single(),
+            TimeRepr::EpochSeconds => Utc.timestamp_opt(*n, 0).single(),
+            _ if n.abs() > MILLIS_ABOVE => Utc.timestamp_millis_opt(*n).single(),
+            _ => Utc.timestamp_opt(*n, 0).single(),
+        },
         Value::Float(f) if *f < JULIAN_BELOW => Utc
             .timestamp_millis_opt(((f - 2_440_587.5) * 86_400_000.0) as i64)
             .single(),
@@ -106,6 +110,18 @@ pub fn from_micros(micros: i64) -> Option<DateTime<Utc>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn far_dates_keep_their_column_unit() {
+        let far = Utc.with_ymd_and_hms(9999, 12, 31, 23, 59, 59).unwrap();
+        for repr in [TimeRepr::EpochSeconds, TimeRepr::EpochMillis] {
+            let value = match encode(far, repr) {
+                Bind::Int(n) => Value::Int(n),
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(decode(&value, repr), Some(far), "{repr:?}");
+        }
+    }
 
     #[test]
     fn every_representation_round_trips() {

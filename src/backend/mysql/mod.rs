@@ -442,8 +442,11 @@ impl MysqlBackend {
                 Some(_) => TimeRepr::EpochSeconds,
                 None => {
                     let column = table.must(concept);
+                    // The smallest of the first rows: a far-future time in
+                    // seconds must not read as milliseconds.
                     let sample = self.query(&Stmt::plain(format!(
-                        "SELECT {column} FROM {} WHERE {column} > 0 LIMIT 1",
+                        "SELECT min(c) FROM (SELECT {column} AS c FROM {} WHERE {column} > 0 \
+                         LIMIT 1000) s",
                         table.table()
                     )))?;
                     match crate::db::first_int(&sample) {

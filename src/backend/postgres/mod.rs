@@ -337,8 +337,11 @@ impl PostgresBackend {
                 Some(_) => Some(TimeRepr::EpochSeconds),
                 None => {
                     let column = table.must(concept);
+                    // The smallest of the first rows: a far-future time in
+                    // seconds must not read as milliseconds.
                     let sample = self.query(&Stmt::plain(format!(
-                        "SELECT {column} FROM {} WHERE {column} > 0 LIMIT 1",
+                        "SELECT min(c) FROM (SELECT {column} AS c FROM {} WHERE {column} > 0 \
+                         LIMIT 1000) s",
                         table.table()
                     )))?;
                     match crate::db::first_int(&sample) {
@@ -425,7 +428,18 @@ impl PostgresBackend {
             self.options.index_timeout.as_millis()
         ))?;
         let built = self.batch(&ddl).map_err(|err| {
-            if err
+            if QctlError::is_connection_lost(&err) {
+                // The build may have finished, or left an INVALID index.
+                QctlError::OutcomeUnknown {
+                    what: format!(
+                        "the connection was lost during the build of index {}: it may be built, \
+                         left INVALID, or not there — run the same command again, which drops an \
+                         invalid leftover and builds it ({err:#})",
+                        spec.name
+                    ),
+                }
+                .into()
+            } else if err
                 .downcast_ref::<QctlError>()
                 .is_some_and(|e| matches!(e, QctlError::StatementTimeout { .. }))
             {
@@ -445,6 +459,9 @@ impl PostgresBackend {
         );
         let restored = self.batch(&restore);
         if let Err(err) = built {
+            if QctlError::is_outcome_unknown(&err) {
+                return Err(err);
+            }
             let leftover = match self.index_state(&spec.name) {
                 Ok(IndexState::Invalid(qualified)) => match self.drop_index(&qualified) {
                     Ok(()) => format!("the unfinished index {qualified} was dropped"),

@@ -368,8 +368,14 @@ impl SqliteBackend {
         for (concept, column) in &columns {
             // The column, or the layout's expression for the concept.
             let value = self.table.must(*concept);
+            // The smallest integer of the first rows tells seconds from
+            // milliseconds: a job due in the far future (9999-12-31 is
+            // 253,402,300,799 seconds) must not make a table of seconds
+            // look like one of milliseconds; only a table whose every time
+            // is past the year 5138 in seconds is milliseconds.
             let sql = format!(
-                "SELECT c FROM (SELECT {value} AS c FROM {} LIMIT 1000) WHERE c IS NOT NULL LIMIT 1",
+                "SELECT c FROM (SELECT {value} AS c FROM {} LIMIT 1000) WHERE c IS NOT NULL \
+                 ORDER BY typeof(c) <> 'integer', abs(c) LIMIT 1",
                 self.table.table()
             );
             let sample = self.query(&Stmt::plain(sql))?.into_iter().next();
@@ -388,6 +394,37 @@ impl SqliteBackend {
             }
             detected.push((*concept, repr));
         }
+        // One unit of epoch numbers for the table: what a column's default
+        // says (`qctl init` writes `unixepoch()` for seconds), else
+        // seconds when any column's smallest value is in seconds. A single
+        // far-future time (a job parked until 9999) thus never makes the
+        // table's times milliseconds.
+        let declared_unit = columns.iter().find_map(|(_, name)| {
+            let (column, _) = catalog
+                .iter()
+                .find(|(c, _)| c.name.eq_ignore_ascii_case(name))?;
+            let default = column.default.as_deref()?.to_ascii_lowercase();
+            if default.contains("unixepoch('subsec')") && default.contains("1000") {
+                Some(TimeRepr::EpochMillis)
+            } else if default.contains("unixepoch()") || default.contains("strftime('%s'") {
+                Some(TimeRepr::EpochSeconds)
+            } else {
+                None
+            }
+        });
+        let seconds_somewhere = detected
+            .iter()
+            .any(|(_, r)| *r == Some(TimeRepr::EpochSeconds));
+        let table_unit = declared_unit.or(seconds_somewhere.then_some(TimeRepr::EpochSeconds));
+        let detected: Vec<(Concept, Option<TimeRepr>)> = detected
+            .into_iter()
+            .map(|(concept, repr)| match (repr, table_unit) {
+                (Some(TimeRepr::EpochSeconds | TimeRepr::EpochMillis), Some(unit)) => {
+                    (concept, Some(unit))
+                }
+                (repr, _) => (concept, repr),
+            })
+            .collect();
         let fallback = detected.iter().find_map(|(_, r)| *r);
         for (concept, repr) in detected {
             let repr = match (configured, repr) {
