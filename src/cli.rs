@@ -50,7 +50,8 @@ pub struct Cli {
 #[command(next_help_heading = "Global options")]
 pub struct GlobalOpts {
     /// Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value
-    /// string, or mysql://... / mariadb://..., each server URL with one host or several tried
+    /// string, or mysql://... / mariadb://... (MariaDB 10.6+; MySQL 8 untested), each server URL
+    /// with one host or several tried
     /// in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes
     /// several URLs) [default:
     /// QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]

@@ -865,6 +865,38 @@ fn a_table_qctl_cannot_describe_is_refused_in_words(db: &dyn Db) {
         .assert_error("column status of table jobs is of type integer");
 }
 
+/// Input at its edges: a last line without a newline is a job like the
+/// others, CRLF line ends are line ends (the payload keeps no `\r`), and a
+/// UTF-8 byte-order mark before the first line is not part of its JSON.
+fn bulk_input_at_its_edges(db: &dyn Db) {
+    db.run(&["init"]).assert_ok();
+    for (input, jobs) in [
+        ("{\"payload\": 1}\n{\"payload\": 2}\n{\"payload\": 3}", 3),
+        ("{\"payload\": \"a\"}\r\n{\"payload\": \"b\"}\r\n", 2),
+        ("\u{feff}{\"payload\": {\"bom\": true}}\n", 1),
+        ("{\"payload\": 4}", 1),
+    ] {
+        let before = db.count("1 = 1");
+        let run = db.stdin(&["--format", "json", "enqueue", "--from-file", "-"], input);
+        run.assert_ok();
+        assert_eq!(run.json()["enqueued"], jobs, "{input:?}");
+        assert_eq!(db.count("1 = 1"), before + jobs, "{input:?}");
+    }
+    let listed = json(db, &["list", "--limit", "100"]);
+    let payloads: Vec<String> = listed["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["payload"].to_string())
+        .collect();
+    for want in ["3", "\"b\"", "{\"bom\":true}", "4"] {
+        assert!(
+            payloads.iter().any(|p| p.replace(' ', "") == want),
+            "{want} in {payloads:?}"
+        );
+    }
+}
+
 /// A job due at the end of time (9999-12-31T23:59:59Z) keeps its date on
 /// every backend: it is scheduled, not due; claims skip it; and the
 /// table's other times keep their unit (on SQLite, seconds: such a date
@@ -954,6 +986,7 @@ fn a_refused_job_is_named_by_its_line(db: &dyn Db) {
 }
 
 on_every_backend!(
+    bulk_input_at_its_edges,
     a_table_qctl_cannot_describe_is_refused_in_words,
     far_dates_keep_their_meaning,
     a_refused_job_is_named_by_its_line,

@@ -595,6 +595,70 @@ fn late_holders_race_reapers_and_reclaimers(db: &dyn Db) {
     assert_eq!(db.count("status IN ('pending', 'running')"), 0);
 }
 
+/// Late writers that carry the re-claimer's own worker name: only the fence
+/// token can tell them apart. One worker name claims every job, loses the
+/// claims to a reap, and claims them all again; then, at the same moment,
+/// processes complete or fail each job under its old token (all refused,
+/// exit 1) and under its new one (all taken). A complete or fail that
+/// ignored the fence would let the old tokens through.
+fn late_writers_with_the_same_name_meet_only_the_fence(db: &dyn Db) {
+    const JOBS: usize = 12;
+    enqueue(db, JOBS);
+    let claim_all = || -> Vec<(i64, String)> {
+        (0..JOBS)
+            .map(|_| {
+                let run = db.run(&[
+                    "--format", "json", "claim", "--worker", "same", "--lease", "1h",
+                ]);
+                run.assert_ok();
+                let job = run.json();
+                (job["id"].as_i64().unwrap(), common::fence_of(&job))
+            })
+            .collect()
+    };
+    let old = claim_all();
+    db.sql(&format!("UPDATE jobs SET locked_until = {}", db.ago(60)));
+    db.run(&["reap"]).assert_ok();
+    // Jobs out of attempts were dead-lettered: back with one more.
+    db.run(&["retry", "--all"]).assert_ok();
+    let new = claim_all();
+    let tokens: HashMap<i64, (String, String)> = old
+        .iter()
+        .map(|(id, token)| {
+            let fresh = new.iter().find(|(n, _)| n == id).unwrap().1.clone();
+            (*id, (token.clone(), fresh))
+        })
+        .collect();
+    let outcomes: Mutex<Vec<(i64, bool, i32)>> = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for (id, (stale, fresh)) in &tokens {
+            for (token, current) in [(stale, false), (fresh, true)] {
+                let outcomes = &outcomes;
+                s.spawn(move || {
+                    let verb = if id % 2 == 0 { "complete" } else { "fail" };
+                    let run =
+                        db.run(&[verb, &id.to_string(), "--worker", "same", "--fence", token]);
+                    outcomes.lock().unwrap().push((*id, current, run.code));
+                });
+            }
+        }
+    });
+    for (id, current, code) in outcomes.into_inner().unwrap() {
+        let expected = if current { 0 } else { 1 };
+        assert_eq!(
+            code,
+            expected,
+            "job {id}: a write under its {} token exited {code}",
+            if current { "current" } else { "old" }
+        );
+    }
+    assert_eq!(
+        db.count("status = 'running'"),
+        0,
+        "every current write took"
+    );
+}
+
 /// Thousands of jobs whose workers died: 1,500 go stale at once under
 /// two reapers started together without `--wait`, the rest in waves of
 /// 100 while the reapers keep going and two claimers take each requeued
@@ -741,5 +805,6 @@ fn two_reapers_and_claimers_over_thousands_of_stale_jobs(db: &dyn Db) {
 
 on_every_backend!(
     late_holders_race_reapers_and_reclaimers,
+    late_writers_with_the_same_name_meet_only_the_fence,
     two_reapers_and_claimers_over_thousands_of_stale_jobs,
 );

@@ -69,6 +69,29 @@ fn burst(exporter: &Exporter, n: usize, clients: usize) {
     }
 }
 
+/// `serve --timeout` judges staleness by lock age, as `stats --timeout`
+/// does: a job locked two minutes ago under a lease that has an hour to
+/// run is stale with `--timeout 1m`, and not without it.
+#[test]
+fn serve_timeout_judges_staleness_by_lock_age() {
+    let s = Sandbox::new();
+    s.init();
+    s.enqueue(1, "default");
+    s.run(&["claim", "--worker", "w1", "--lease", "1h"])
+        .assert_ok();
+    s.exec("UPDATE jobs SET locked_at = unixepoch() - 120");
+    let by_lease = serve(&s, &[], &["--interval", "1h"]).metrics();
+    assert_eq!(
+        by_lease.value("qctl_stale_jobs", &[("queue", "default")]),
+        0.0
+    );
+    let by_age = serve(&s, &[], &["--interval", "1h", "--timeout", "1m"]).metrics();
+    assert_eq!(
+        by_age.value("qctl_stale_jobs", &[("queue", "default")]),
+        1.0
+    );
+}
+
 #[test]
 fn serves_what_stats_counts_and_says_it_is_up() {
     let s = Sandbox::new();
