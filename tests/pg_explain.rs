@@ -361,7 +361,7 @@ fn a_small_side_table_is_judged_by_the_rows_it_reads() {
         "{report}"
     );
     assert_eq!(
-        report["checks"][0]["measure"]["rows_read_by_table"]["l"], 5,
+        report["checks"][0]["measure"]["rows_read_by_table"]["queue_locks"], 5,
         "{report}"
     );
     // Grown to thousands of rows, the same scan is a finding again.
@@ -372,7 +372,7 @@ fn a_small_side_table_is_judged_by_the_rows_it_reads() {
     let report = check(&db, 1);
     assert_eq!(scans_of_locks(&report), 1, "{report}");
     assert_eq!(
-        report["checks"][0]["measure"]["rows_read_by_table"]["l"], 20_005,
+        report["checks"][0]["measure"]["rows_read_by_table"]["queue_locks"], 20_005,
         "{report}"
     );
     assert!(
@@ -381,6 +381,54 @@ fn a_small_side_table_is_judged_by_the_rows_it_reads() {
             .contains("reads all of queue_locks"),
         "{report}"
     );
+}
+
+/// A second reference of the queue table goes by an alias the planner
+/// makes up (`jobs_1`, as PgQueuer's claim reads `pgqueuer_1`): its scan is
+/// a scan of the queue table, judged as one (no usable index is an error
+/// whatever the table's size), never excused as a small table beside the
+/// queue.
+#[test]
+fn a_scan_of_the_queue_table_under_another_alias_is_still_the_queue_tables() {
+    let db = PgDb::new();
+    db.run(&["init"]).assert_ok();
+    db.exec(
+        "INSERT INTO jobs (status, payload, last_error) SELECT 'failed', '{}', 'x' FROM generate_series(1, 10);
+         INSERT INTO jobs (status, payload) SELECT 'pending', '{}' FROM generate_series(1, 10);
+         ANALYZE jobs;",
+    );
+    let path = db.dir.path().join("claim.sql");
+    std::fs::write(
+        &path,
+        "SELECT id FROM jobs WHERE status = 'pending' \
+         AND queue IN (SELECT queue FROM jobs WHERE last_error IS NOT NULL) \
+         ORDER BY run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED",
+    )
+    .unwrap();
+    let run = db.run(&[
+        "--format",
+        "json",
+        "explain-claim",
+        "--sql",
+        path.to_str().unwrap(),
+    ]);
+    let report = run.json();
+    let plan = report["checks"][0]["plan"].to_string();
+    assert!(plan.contains("\"Alias\":\"jobs_1\""), "{plan}");
+    assert!(
+        !report["notes"]
+            .to_string()
+            .contains("a table beside the queue"),
+        "{report}"
+    );
+    let scans: Vec<&serde_json::Value> = report["checks"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "full_scan" && f["severity"] == "error")
+        .collect();
+    assert!(!scans.is_empty(), "{report}");
+    assert_eq!(run.code, 1, "{report}");
 }
 
 /// Quartz binds its acquire window with setBigDecimal: pgjdbc sends

@@ -97,6 +97,11 @@ pub struct PlanFinding {
     /// the scan by that table's own size.
     #[serde(skip)]
     pub subject: Option<String>,
+    /// The table a scan reads, whatever alias the statement or the planner
+    /// gave it, where the plan says (PostgreSQL's `Relation Name`): a scan
+    /// of the queue table under another name is still the queue table's.
+    #[serde(skip)]
+    pub relation: Option<String>,
 }
 
 impl PlanFinding {
@@ -107,6 +112,7 @@ impl PlanFinding {
             detail: detail.into(),
             line: None,
             subject: None,
+            relation: None,
         }
     }
 }

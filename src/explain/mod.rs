@@ -724,19 +724,34 @@ fn side_tables<B: Backend + ?Sized>(
         let Some(subject) = finding.subject.as_deref() else {
             continue;
         };
-        let table = named
-            .iter()
-            .find(|(name, alias)| {
-                alias
-                    .as_deref()
-                    .is_some_and(|a| a.eq_ignore_ascii_case(subject))
-                    || sqltext::base_name(name).eq_ignore_ascii_case(subject)
-            })
-            .map_or_else(|| subject.to_string(), |(name, _)| name.clone());
-        if sqltext::base_name(&table).eq_ignore_ascii_case(&queue_table) {
+        // The table read: as the plan names it where it does (whatever
+        // alias, the statement's or the planner's), else through the
+        // statement's own aliases.
+        let table = match &finding.relation {
+            Some(relation) => relation.clone(),
+            None => named
+                .iter()
+                .find(|(name, alias)| {
+                    alias
+                        .as_deref()
+                        .is_some_and(|a| a.eq_ignore_ascii_case(subject))
+                        || sqltext::base_name(name).eq_ignore_ascii_case(subject)
+                })
+                .map_or_else(|| subject.to_string(), |(name, _)| name.clone()),
+        };
+        // The queue table, or a partition of it, is never a side table,
+        // whatever alias it was read under.
+        let base = sqltext::base_name(&table).to_string();
+        if base.eq_ignore_ascii_case(&queue_table)
+            || b.table()
+                .partitions
+                .iter()
+                .any(|p| p.eq_ignore_ascii_case(&base))
+        {
             continue;
         }
-        let (rows, how) = match measured.and_then(|m| m.rows_read_by_table.get(subject)) {
+        let key = finding.relation.as_deref().unwrap_or(subject);
+        let (rows, how) = match measured.and_then(|m| m.rows_read_by_table.get(key)) {
             Some(&rows) => (rows, "read in one run"),
             None => match bounded_count(b, &table)? {
                 Some(rows) => (rows, "in the table"),

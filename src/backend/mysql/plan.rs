@@ -147,6 +147,7 @@ fn walk(
                     ),
                     line: Some(line),
                     subject: None,
+                    relation: None,
                 });
                 depth += 1;
             }
@@ -215,6 +216,7 @@ fn table_line(
             ),
             line: Some(line),
             subject: None,
+            relation: None,
         }),
         "ALL" => findings.push(PlanFinding {
             severity: Severity::Error,
@@ -225,6 +227,7 @@ fn table_line(
             ),
             line: Some(line),
             subject: Some(table),
+            relation: None,
         }),
         // A whole index read from one end: fine only if the first entries
         // match.
@@ -238,6 +241,7 @@ fn table_line(
             ),
             line: Some(line),
             subject: None,
+            relation: None,
         }),
         _ => {}
     }

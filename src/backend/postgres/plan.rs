@@ -85,6 +85,16 @@ pub fn plan(b: &mut PostgresBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> 
     })
 }
 
+/// The table a plan node reads, as `schema.name` (its `Relation Name`
+/// and `Schema`), whatever alias it goes by.
+fn relation_of(node: &serde_json::Value) -> Option<String> {
+    let relation = node["Relation Name"].as_str()?;
+    Some(match node["Schema"].as_str() {
+        Some(schema) => format!("{schema}.{relation}"),
+        None => relation.to_string(),
+    })
+}
+
 /// The tables and functions a plan reads.
 #[derive(Default)]
 struct Reads {
@@ -354,8 +364,11 @@ impl Tally {
                 per_loop("Rows Removed by Filter") + per_loop("Rows Removed by Index Recheck");
             let read = (per_loop("Actual Rows") + removed).round() as u64;
             self.examined += read;
-            if let Some(alias) = node["Alias"].as_str().or(node["Relation Name"].as_str()) {
-                *self.by_table.entry(alias.to_string()).or_default() += read;
+            // By the table read, not by the alias the statement or the
+            // planner gave it (a second reference of the queue table is
+            // `pgqueuer_1`, and it is still the queue table).
+            if let Some(relation) = relation_of(node) {
+                *self.by_table.entry(relation).or_default() += read;
             }
             self.removed += removed.round() as u64;
             self.heap_fetches += node["Heap Fetches"].as_u64().unwrap_or(0);
@@ -451,6 +464,7 @@ fn walk_node(
         // slower with every batch that deletes or updates them.
         "Seq Scan" if limited => findings.push(PlanFinding {
             subject: relation.map(str::to_string),
+            relation: None,
             severity: Severity::Warning,
             kind: FindingKind::LimitedScan,
             detail: format!(
@@ -469,6 +483,7 @@ fn walk_node(
             ),
             line: Some(line),
             subject: node["Alias"].as_str().map(str::to_string),
+            relation: relation_of(node),
         }),
         "Sort" | "Incremental Sort" => {
             // The rows the Sort node receives: measured, else the
@@ -490,6 +505,7 @@ fn walk_node(
                 detail: format!("{kind}: {what} of the {sorted} rows it receives to return one (error above {sort_threshold} rows)"),
                 line: Some(line),
                 subject: None,
+                relation: None,
             });
         }
         // A bitmap scan reads every matching row before a LIMIT can stop
@@ -502,6 +518,7 @@ fn walk_node(
             ),
             line: Some(line),
             subject: None,
+            relation: None,
         }),
         _ => {}
     }

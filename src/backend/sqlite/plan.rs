@@ -115,6 +115,7 @@ pub fn findings(rows: &[PlanRow], sorted: u64, sort_threshold: u64) -> Vec<PlanF
                 ),
                 line: Some(line),
                 subject: Some(table),
+                relation: None,
             }),
             LineKind::IndexScan { index, .. } => out.push(PlanFinding {
                 severity: Severity::Warning,
@@ -126,6 +127,7 @@ pub fn findings(rows: &[PlanRow], sorted: u64, sort_threshold: u64) -> Vec<PlanF
                 ),
                 line: Some(line),
                 subject: None,
+                relation: None,
             }),
             LineKind::TempSort { partial } => {
                 let severity = if sorted > sort_threshold {
@@ -148,6 +150,7 @@ pub fn findings(rows: &[PlanRow], sorted: u64, sort_threshold: u64) -> Vec<PlanF
                     ),
                     line: Some(line),
                     subject: None,
+                    relation: None,
                 });
             }
             LineKind::AutomaticIndex => out.push(PlanFinding {
@@ -156,6 +159,7 @@ pub fn findings(rows: &[PlanRow], sorted: u64, sort_threshold: u64) -> Vec<PlanF
                 detail: format!("{}: SQLite builds a temporary index on every run", row.detail),
                 line: Some(line),
                 subject: None,
+                relation: None,
             }),
             LineKind::Other => {}
         }
