@@ -772,6 +772,32 @@ fn an_application_claim_with_a_cast_is_measured_as_written() {
     assert_eq!(check["measure"]["rows_returned"], 1, "{report}");
 }
 
+/// A placeholder compared with a column the layout does not map is bound
+/// a value found in that column (MariaDB casts to CHAR, not TEXT: the
+/// sample used to fail there and bind NULL).
+#[test]
+fn an_unmapped_placeholder_borrows_a_value_on_mariadb() {
+    let db = MyDb::new();
+    seeded(&db, 5);
+    db.exec("ALTER TABLE jobs ADD tenant VARCHAR(20) DEFAULT 'acme'");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("claim.sql");
+    std::fs::write(
+        &path,
+        "SELECT id FROM jobs WHERE status = 'pending' AND tenant = ? \
+         ORDER BY run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED",
+    )
+    .unwrap();
+    let run = db.run(&["explain-claim", "--sql", path.to_str().unwrap()]);
+    assert!(
+        run.stdout
+            .contains("bound 'acme', a value found in jobs.tenant"),
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
+}
+
 /// An application statement that writes a file on the server (INTO
 /// OUTFILE, INTO DUMPFILE) or reads one (LOAD_FILE) is never run, planned
 /// or prepared: a read-only transaction would not stop it.

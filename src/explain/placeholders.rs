@@ -359,8 +359,10 @@ fn sample<B: Backend + ?Sized>(
         let Some(parts) = parts else { continue };
         // As text, whatever the type: every database can say it, and the
         // bind is then encoded for the placeholder's own type.
+        // The dialect's own cast: MySQL/MariaDB cast to CHAR, not TEXT.
         let sql = format!(
-            "SELECT CAST({c} AS TEXT) FROM {t} WHERE {c} IS NOT NULL LIMIT 1",
+            "SELECT {} FROM {t} WHERE {c} IS NOT NULL LIMIT 1",
+            d.as_text(&d.ident(&col)),
             c = d.ident(&col),
             t = parts.join(".")
         );
