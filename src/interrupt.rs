@@ -62,6 +62,7 @@ pub fn install() {
             INTERRUPTED.store(true, Ordering::SeqCst);
             COMMITTING.load(Ordering::SeqCst) > 0
         };
+        let reporting = REPORTERS.load(Ordering::SeqCst) > 0;
         if committing {
             DURING_COMMIT.store(true, Ordering::SeqCst);
         }
@@ -88,8 +89,13 @@ pub fn install() {
         }
         // What must not be abandoned (a COMMIT's answer, a cleanup, a
         // batched command's report) ends the process itself, from the
-        // main thread; it gets a bounded time to.
-        let waits = COMMITTING.load(Ordering::SeqCst) > 0
+        // main thread; it gets a bounded time to. What was in flight at
+        // the interrupt counts even if it ended since: the cancel may
+        // have been answered at once, and the main thread is then saying
+        // what happened (exiting here would cut it short with 130).
+        let waits = committing
+            || reporting
+            || COMMITTING.load(Ordering::SeqCst) > 0
             || CLEANUPS.load(Ordering::SeqCst) > 0
             || REPORTERS.load(Ordering::SeqCst) > 0;
         if waits {
