@@ -181,6 +181,20 @@ pub fn init_indexes(t: &QueueTable) -> Vec<IndexSpec> {
         .collect()
 }
 
+/// What `init` runs on a table it makes, in order: the table, the load
+/// ledger, the indexes (`concurrently` where the dialect can build them
+/// without blocking writes on a table that exists).
+pub fn init_statements(t: &QueueTable, concurrently: bool) -> Vec<String> {
+    [table_ddl(t), super::loads::LoadLedger::new(t).ddl()]
+        .into_iter()
+        .chain(
+            init_indexes(t)
+                .iter()
+                .map(|spec| spec.create_sql(t, concurrently)),
+        )
+        .collect()
+}
+
 /// `CREATE TABLE` for the layout, as `init` runs it.
 pub fn table_ddl(t: &QueueTable) -> String {
     let d: &Dialect = t.dialect;

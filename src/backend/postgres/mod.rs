@@ -36,7 +36,7 @@ use crate::db::{
 use crate::error::QctlError;
 use crate::interrupt::CancelGuard;
 use crate::layout::{Concept, Ident, Layout, TimeEncoding};
-use crate::sql::ddl::{IndexSpec, init_indexes, table_ddl};
+use crate::sql::ddl::{IndexSpec, init_indexes};
 use crate::sql::dialect::POSTGRES;
 use crate::sql::schema::{CatalogColumn, ColumnKind, QueueTable, TimeRepr};
 use crate::sql::time::MILLIS_ABOVE;
@@ -747,18 +747,7 @@ impl Schema for PostgresBackend {
     fn init_statements(&self) -> Vec<String> {
         // An existing (maybe busy) table gets its indexes without
         // blocking writes.
-        let concurrently = self.table_exists;
-        [
-            table_ddl(&self.table),
-            crate::sql::loads::LoadLedger::new(&self.table).ddl(),
-        ]
-        .into_iter()
-        .chain(
-            init_indexes(&self.table)
-                .iter()
-                .map(|spec| spec.create_sql(&self.table, concurrently)),
-        )
-        .collect()
+        crate::sql::ddl::init_statements(&self.table, self.table_exists)
     }
 
     fn init(&mut self) -> Result<()> {

@@ -667,19 +667,9 @@ impl Session for SqliteBackend {
 
 impl Schema for SqliteBackend {
     fn init_statements(&self) -> Vec<String> {
-        use crate::sql::ddl::{init_indexes, table_ddl};
-        [
-            "PRAGMA journal_mode = WAL".to_string(),
-            table_ddl(&self.table),
-            crate::sql::loads::LoadLedger::new(&self.table).ddl(),
-        ]
-        .into_iter()
-        .chain(
-            init_indexes(&self.table)
-                .iter()
-                .map(|spec| spec.create_sql(&self.table, false)),
-        )
-        .collect()
+        std::iter::once("PRAGMA journal_mode = WAL".to_string())
+            .chain(crate::sql::ddl::init_statements(&self.table, false))
+            .collect()
     }
 
     fn init(&mut self) -> Result<()> {
