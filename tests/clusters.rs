@@ -9,7 +9,6 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use common::Run;
 use common::galera;
 use common::mysql::MyDb;
 use mysql::prelude::Queryable;
@@ -44,13 +43,6 @@ fn cluster_db() -> ClusterDb {
     ClusterDb { db, urls }
 }
 
-fn qctl(db: &MyDb, url: &str, args: &[&str]) -> Run {
-    let mut cmd = db.cmd();
-    cmd.args(["-d", url]).args(args);
-    let output = cmd.output().expect("run qctl");
-    Run::of(&cmd, output)
-}
-
 /// Workers on every node claim and complete until nothing is ready; every
 /// exit 0 is checked against the database afterwards: each job claimed by
 /// one claim that exited 0 and completed once, by that worker, under that
@@ -62,7 +54,7 @@ fn galera_claims_and_completes_from_every_node_are_true() {
     let _shared = DISRUPT.read().unwrap_or_else(|e| e.into_inner());
     let cluster = cluster_db();
     let db = &cluster.db;
-    qctl(db, &cluster.urls[0], &["init"]).assert_ok();
+    db.run_at(&cluster.urls[0], &["init"]).assert_ok();
     let jobs = 120;
     let lines: String = (0..jobs)
         .map(|i| format!("{{\"payload\": {i}}}\n"))
@@ -82,7 +74,7 @@ fn galera_claims_and_completes_from_every_node_are_true() {
                 let worker = format!("w{w}");
                 let mut empty = 0;
                 while empty < 3 {
-                    let claim = qctl(db, url, &["--format", "json", "claim", "--worker", &worker]);
+                    let claim = db.run_at(url, &["--format", "json", "claim", "--worker", &worker]);
                     match claim.code {
                         0 => empty = 0,
                         1 => {
@@ -100,8 +92,7 @@ fn galera_claims_and_completes_from_every_node_are_true() {
                         .unwrap()
                         .insert((id, token.clone()), worker.clone());
                     assert!(earlier.is_none(), "job {id} token {token} claimed twice");
-                    let done = qctl(
-                        db,
+                    let done = db.run_at(
                         url,
                         &[
                             "--format",
@@ -173,7 +164,7 @@ fn galera_claims_under_contention_hold_what_they_return() {
     let _shared = DISRUPT.read().unwrap_or_else(|e| e.into_inner());
     let cluster = cluster_db();
     let db = &cluster.db;
-    qctl(db, &cluster.urls[0], &["init"]).assert_ok();
+    db.run_at(&cluster.urls[0], &["init"]).assert_ok();
     let jobs = 1500;
     let lines: String = (0..jobs)
         .map(|i| format!("{{\"payload\": {i}}}\n"))
@@ -286,7 +277,7 @@ fn galera_one_reaper_across_the_cluster() {
     let _shared = DISRUPT.read().unwrap_or_else(|e| e.into_inner());
     let cluster = cluster_db();
     let db = &cluster.db;
-    qctl(db, &cluster.urls[0], &["init"]).assert_ok();
+    db.run_at(&cluster.urls[0], &["init"]).assert_ok();
     let lines: String = (0..2000)
         .map(|i| format!("{{\"payload\": {i}}}\n"))
         .collect();
@@ -311,7 +302,7 @@ fn galera_one_reaper_across_the_cluster() {
             .is_some()
     });
     for url in &cluster.urls[1..] {
-        let other = qctl(db, url, &["reap"]);
+        let other = db.run_at(url, &["reap"]);
         assert_eq!(other.code, 1, "{}", other.stderr);
         assert!(
             other.stderr.contains("another qctl reap is running")
@@ -343,9 +334,9 @@ fn galera_node_states_are_named() {
     let galera = galera::cluster();
     let cluster = cluster_db();
     let db = &cluster.db;
-    qctl(db, &cluster.urls[0], &["init"]).assert_ok();
+    db.run_at(&cluster.urls[0], &["init"]).assert_ok();
     let doctor = |url: &str| -> serde_json::Value {
-        let run = qctl(db, url, &["--format", "json", "doctor"]);
+        let run = db.run_at(url, &["--format", "json", "doctor"]);
         run.json()["checks"]
             .as_array()
             .unwrap()
@@ -357,20 +348,20 @@ fn galera_node_states_are_named() {
     let healthy = doctor(&cluster.urls[0]);
     assert_eq!(healthy["status"], "ok", "{healthy}");
     // A cluster expected bigger than it is fails.
-    let expected = qctl(db, &cluster.urls[0], &["doctor", "--cluster-size", "4"]);
+    let expected = db.run_at(&cluster.urls[0], &["doctor", "--cluster-size", "4"]);
     assert_eq!(expected.code, 1, "{}", expected.stdout);
     assert!(
         expected.stdout.contains("3 of 4 nodes"),
         "{}",
         expected.stdout
     );
-    let stats = qctl(db, &cluster.urls[0], &["--format", "json", "stats"]);
+    let stats = db.run_at(&cluster.urls[0], &["--format", "json", "stats"]);
     stats.assert_ok();
     let server = &stats.json()["server"];
     assert_eq!(server["role"], "node");
     assert_eq!(server["galera"]["state"], "Synced");
     assert_eq!(server["galera"]["cluster_size"], 3);
-    let metrics = qctl(db, &cluster.urls[0], &["stats", "--format", "prometheus"]);
+    let metrics = db.run_at(&cluster.urls[0], &["stats", "--format", "prometheus"]);
     for line in [
         "qctl_role{role=\"node\"} 1",
         "qctl_cluster_size 3",
@@ -398,13 +389,13 @@ fn galera_node_states_are_named() {
             .unwrap()
             .contains("Donor/Desynced")
     );
-    let stats = qctl(db, &cluster.urls[2], &["stats"]);
+    let stats = db.run_at(&cluster.urls[2], &["stats"]);
     assert!(
         stats.stdout.contains("its counts lag the cluster's"),
         "{}",
         stats.stdout
     );
-    let gate = qctl(db, &cluster.urls[2], &["stats", "--max-lag", "10s"]);
+    let gate = db.run_at(&cluster.urls[2], &["stats", "--max-lag", "10s"]);
     assert_eq!(gate.code, 1, "{}", gate.stderr);
     node3
         .conn()
@@ -424,7 +415,7 @@ fn galera_node_states_are_named() {
         Duration::from_secs(60),
         || node3.status("wsrep_cluster_status").as_deref() == Some("non-Primary"),
     );
-    let refused = qctl(db, &cluster.urls[2], &["stats"]);
+    let refused = db.run_at(&cluster.urls[2], &["stats"]);
     refused.assert_error("not part of the cluster's Primary Component");
     // A URL that lists the nodes goes on to the next one that takes
     // queries.
@@ -432,7 +423,7 @@ fn galera_node_states_are_named() {
         "mysql://root@127.0.0.1:{},127.0.0.1:{}/{}",
         galera.nodes[2].port, galera.nodes[0].port, db.name
     );
-    let around = qctl(db, &listed, &["--format", "json", "stats"]);
+    let around = db.run_at(&listed, &["--format", "json", "stats"]);
     around.assert_ok();
     assert_eq!(
         around.json()["server"]["host"],
@@ -482,7 +473,7 @@ fn standbys_are_named_and_take_no_writes() {
          locked_at = now() - interval '1 hour', locked_until = now() - interval '1 hour'",
     );
     cluster.caught_up();
-    let stats = qctl_pg(&db, &standby, &["--format", "json", "stats"]);
+    let stats = db.run_at(&standby, &["--format", "json", "stats"]);
     stats.assert_ok();
     let server = stats.json()["server"].clone();
     assert_eq!(server["role"], "standby", "{server}");
@@ -499,12 +490,8 @@ fn standbys_are_named_and_take_no_writes() {
     paused
         .batch_execute("SELECT pg_wal_replay_pause()")
         .unwrap();
-    qctl_pg(&db, &primary, &["reap"]).assert_ok();
-    let stats = qctl_pg(
-        &db,
-        &standby,
-        &["--format", "json", "stats", "--max-lag", "10s"],
-    );
+    db.run_at(&primary, &["reap"]).assert_ok();
+    let stats = db.run_at(&standby, &["--format", "json", "stats", "--max-lag", "10s"]);
     assert_eq!(
         stats.code, 1,
         "a paused standby fails --max-lag: {}",
@@ -513,9 +500,9 @@ fn standbys_are_named_and_take_no_writes() {
     let counts = stats.json();
     assert_eq!(counts["total"]["stale"], 20, "the standby's counts are old");
     assert_eq!(counts["server"]["replay_paused"], true);
-    let table = qctl_pg(&db, &standby, &["stats"]);
+    let table = db.run_at(&standby, &["stats"]);
     assert!(table.stdout.contains("replay PAUSED"), "{}", table.stdout);
-    let metrics = qctl_pg(&db, &standby, &["stats", "--format", "prometheus"]);
+    let metrics = db.run_at(&standby, &["stats", "--format", "prometheus"]);
     metrics.assert_ok();
     for line in [
         "qctl_role{role=\"standby\"} 1",
@@ -524,7 +511,7 @@ fn standbys_are_named_and_take_no_writes() {
     ] {
         assert!(metrics.stdout.contains(line), "{line}: {}", metrics.stdout);
     }
-    let metrics = qctl_pg(&db, &primary, &["stats", "--format", "prometheus"]);
+    let metrics = db.run_at(&primary, &["stats", "--format", "prometheus"]);
     assert!(
         metrics
             .stdout
@@ -532,7 +519,7 @@ fn standbys_are_named_and_take_no_writes() {
         "{}",
         metrics.stdout
     );
-    let doctor = qctl_pg(&db, &standby, &["--format", "json", "doctor"]);
+    let doctor = db.run_at(&standby, &["--format", "json", "doctor"]);
     assert_eq!(doctor.code, 1);
     let checks = doctor.json()["checks"].clone();
     let named = |name: &str| -> serde_json::Value {
@@ -562,7 +549,7 @@ fn standbys_are_named_and_take_no_writes() {
         &["claim", "--worker", "w"],
         &["init"],
     ] {
-        let refused = qctl_pg(&db, &other, args);
+        let refused = db.run_at(&other, args);
         refused.assert_error("is a standby (in recovery, streaming from 127.0.0.1:");
         assert!(refused.stderr.contains("target_session_attrs=read-write"));
     }
@@ -575,7 +562,7 @@ fn standbys_are_named_and_take_no_writes() {
         )
     };
     let host = |attrs: &str| -> String {
-        let run = qctl_pg(&db, &list(attrs), &["--format", "json", "stats"]);
+        let run = db.run_at(&list(attrs), &["--format", "json", "stats"]);
         run.assert_ok();
         run.json()["server"]["host"].as_str().unwrap().to_string()
     };
@@ -586,12 +573,13 @@ fn standbys_are_named_and_take_no_writes() {
     assert_eq!(host("read-only"), at(cluster.standbys[0].port));
     assert_eq!(host("standby"), at(cluster.standbys[0].port));
     assert_eq!(host("prefer-standby"), at(cluster.standbys[0].port));
-    qctl_pg(&db, &list("read-write"), &["enqueue", "--payload", "2"]).assert_ok();
+    db.run_at(&list("read-write"), &["enqueue", "--payload", "2"])
+        .assert_ok();
     let only_standbys = format!(
         "postgres://postgres@127.0.0.1:{},127.0.0.1:{}/{}?target_session_attrs=primary",
         cluster.standbys[0].port, cluster.standbys[1].port, db.name
     );
-    let none = qctl_pg(&db, &only_standbys, &["stats"]);
+    let none = db.run_at(&only_standbys, &["stats"]);
     none.assert_error("no host would do");
     assert!(
         none.stderr.contains(&format!(
@@ -603,13 +591,6 @@ fn standbys_are_named_and_take_no_writes() {
     );
 }
 
-fn qctl_pg(db: &common::pg::PgDb, url: &str, args: &[&str]) -> Run {
-    let mut cmd = db.cmd();
-    cmd.args(["-d", url]).args(args);
-    let output = cmd.output().expect("run qctl");
-    Run::of(&cmd, output)
-}
-
 /// On Galera a session and its locks are one node's own: `blocked` says
 /// its view is one node's, and `--all-nodes` asks every node, naming each
 /// session's node.
@@ -619,7 +600,7 @@ fn galera_blocked_asks_every_node() {
     let galera = galera::cluster();
     let cluster = cluster_db();
     let db = &cluster.db;
-    qctl(db, &cluster.urls[0], &["init"]).assert_ok();
+    db.run_at(&cluster.urls[0], &["init"]).assert_ok();
     db.stdin(&["enqueue", "--from-file", "-"], "{\"payload\": 1}\n")
         .assert_ok();
     // On node 2: one transaction holds job 1's row, another waits for it.
@@ -637,10 +618,10 @@ fn galera_blocked_asks_every_node() {
     });
     let node2 = format!("127.0.0.1:{}", galera.nodes[1].port);
     common::wait_for("the waiter on node 2", Duration::from_secs(30), || {
-        let run = qctl(db, &cluster.urls[1], &["--format", "json", "blocked"]);
+        let run = db.run_at(&cluster.urls[1], &["--format", "json", "blocked"]);
         run.code == 0 && !run.json()["sessions"].as_array().unwrap().is_empty()
     });
-    let one = qctl(db, &cluster.urls[0], &["--format", "json", "blocked"]);
+    let one = db.run_at(&cluster.urls[0], &["--format", "json", "blocked"]);
     one.assert_ok();
     let one = one.json();
     assert!(one["sessions"].as_array().unwrap().is_empty(), "{one}");
@@ -650,8 +631,7 @@ fn galera_blocked_asks_every_node() {
             .contains("--all-nodes asks every node"),
         "{one}"
     );
-    let all = qctl(
-        db,
+    let all = db.run_at(
         &cluster.urls[0],
         &["--format", "json", "blocked", "--all-nodes"],
     );
@@ -681,7 +661,7 @@ fn galera_write_set_limits_are_kept() {
     let cluster = cluster_db();
     let db = &cluster.db;
     let url = &cluster.urls[0];
-    qctl(db, url, &["init"]).assert_ok();
+    db.run_at(url, &["init"]).assert_ok();
     let mut node = galera.nodes[0].conn().unwrap();
     node.query_drop("SET GLOBAL wsrep_max_ws_rows = 100")
         .unwrap();
@@ -690,7 +670,7 @@ fn galera_write_set_limits_are_kept() {
             .map(|i| format!("{{\"payload\": {i}}}\n"))
             .collect();
         std::fs::write(db.dir.path().join("big.jsonl"), &lines).unwrap();
-        qctl(db, url, &["enqueue", "--from-file", "big.jsonl"])
+        db.run_at(url, &["enqueue", "--from-file", "big.jsonl"])
             .assert_error("takes at most 100 rows in one transaction (wsrep_max_ws_rows)");
         let piped = db.cmd();
         let mut piped = piped;
@@ -700,15 +680,16 @@ fn galera_write_set_limits_are_kept() {
         assert_eq!(db.count("1 = 1"), 0, "no partial load");
         let fits: String = (0..90).map(|i| format!("{{\"payload\": {i}}}\n")).collect();
         std::fs::write(db.dir.path().join("fits.jsonl"), &fits).unwrap();
-        qctl(db, url, &["enqueue", "--from-file", "fits.jsonl"]).assert_ok();
+        db.run_at(url, &["enqueue", "--from-file", "fits.jsonl"])
+            .assert_ok();
         db.exec(
             "UPDATE jobs SET status = 'running', locked_by = 'dead', attempts = 1, \
              locked_at = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, \
              locked_until = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR",
         );
-        qctl(db, url, &["reap", "--batch-size", "80"])
+        db.run_at(url, &["reap", "--batch-size", "80"])
             .assert_error("above what one transaction may change on this Galera cluster (50 jobs");
-        let reap = qctl(db, url, &["--format", "json", "reap"]);
+        let reap = db.run_at(url, &["--format", "json", "reap"]);
         reap.assert_ok();
         assert_eq!(reap.json()["requeued"], 90);
         assert!(reap.json()["batches"].as_i64().unwrap() >= 2);
@@ -737,24 +718,14 @@ fn a_failover_loses_nothing_acknowledged() {
         .unwrap();
     let url = patroni.url(&name);
     let dir = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| -> Run {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_qctl"));
-        cmd.current_dir(dir.path());
-        for var in common::CLEARED {
-            cmd.env_remove(var);
-        }
-        cmd.args(["-d", &url]).args(args);
-        let output = cmd.output().unwrap();
-        Run::of(&cmd, output)
-    };
+    let run = |args: &[&str]| common::qctl_on(dir.path(), &url, args);
     run(&["init"]).assert_ok();
     let jobs = 1500;
     let lines: String = (0..jobs)
         .map(|i| format!("{{\"payload\": {i}}}\n"))
         .collect();
-    let mut load = std::process::Command::new(env!("CARGO_BIN_EXE_qctl"));
-    load.current_dir(dir.path())
-        .args(["-d", &url, "enqueue", "--from-file", "-"]);
+    let mut load = common::qctl_in(dir.path());
+    load.args(["-d", &url, "enqueue", "--from-file", "-"]);
     common::run_with_stdin(load, &lines).assert_ok();
     patroni
         .client(&name)
@@ -765,20 +736,19 @@ fn a_failover_loses_nothing_acknowledged() {
         .unwrap();
 
     // A reap in small batches; the leader dies while it runs.
-    let mut reap = std::process::Command::new(env!("CARGO_BIN_EXE_qctl"));
-    reap.current_dir(dir.path())
-        .args([
-            "-d",
-            &url,
-            "--format",
-            "json",
-            "reap",
-            "--stream",
-            "--batch-size",
-            "10",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
+    let mut reap = common::qctl_in(dir.path());
+    reap.args([
+        "-d",
+        &url,
+        "--format",
+        "json",
+        "reap",
+        "--stream",
+        "--batch-size",
+        "10",
+    ])
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
     let reap = reap.spawn().unwrap();
     common::wait_for("the reap's first batches", Duration::from_secs(60), || {
         patroni
@@ -979,7 +949,7 @@ fn bench_galera_one_node_against_three() {
         let spread = round % 2 == 1;
         let cluster = cluster_db();
         let db = &cluster.db;
-        qctl(db, &cluster.urls[0], &["init"]).assert_ok();
+        db.run_at(&cluster.urls[0], &["init"]).assert_ok();
         let lines: String = (0..jobs)
             .map(|i| format!("{{\"payload\": {i}}}\n"))
             .collect();
@@ -1068,16 +1038,7 @@ fn bench_failover_to_first_write() {
         .unwrap();
     let url = patroni.url(&name);
     let dir = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| -> Run {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_qctl"));
-        cmd.current_dir(dir.path());
-        for var in common::CLEARED {
-            cmd.env_remove(var);
-        }
-        cmd.args(["-d", &url]).args(args);
-        let output = cmd.output().unwrap();
-        Run::of(&cmd, output)
-    };
+    let run = |args: &[&str]| common::qctl_on(dir.path(), &url, args);
     run(&["init"]).assert_ok();
     let mut times = Vec::new();
     for round in 1..=rounds {

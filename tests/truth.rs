@@ -58,9 +58,8 @@ fn lines(n: usize) -> String {
 }
 
 fn qctl(dir: &std::path::Path) -> std::process::Command {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_qctl"));
-    cmd.current_dir(dir);
-    for name in common::CLEARED.iter().chain(&common::mysql::MYSQL_CLEARED) {
+    let mut cmd = common::qctl_in(dir);
+    for name in common::mysql::MYSQL_CLEARED {
         cmd.env_remove(name);
     }
     cmd
@@ -133,13 +132,29 @@ fn reap_cut_at_commit(url: &str, dir: &std::path::Path, cut: Cut, count: impl Fn
     assert_eq!(count("attempts = 1"), 30, "no job was reaped twice");
 }
 
-#[test]
-fn a_postgres_reap_cut_at_its_commit_is_unknown_and_reports_what_stood() {
+/// Thirty running jobs whose worker died an hour ago.
+fn stale_on_postgres() -> PgDb {
     let db = PgDb::new();
     db.run(&["init"]).assert_ok();
     db.stdin_run(&["enqueue", "--from-file", "-"], &lines(30))
         .assert_ok();
     db.exec(&stale_jobs_sql("now() - interval '1 hour'"));
+    db
+}
+
+/// Thirty running jobs whose worker died an hour ago.
+fn stale_on_mariadb() -> MyDb {
+    let db = MyDb::new();
+    db.run(&["init"]).assert_ok();
+    db.stdin(&["enqueue", "--from-file", "-"], &lines(30))
+        .assert_ok();
+    db.exec(&stale_jobs_sql("UTC_TIMESTAMP(6) - INTERVAL 1 HOUR"));
+    db
+}
+
+#[test]
+fn a_postgres_reap_cut_at_its_commit_is_unknown_and_reports_what_stood() {
+    let db = stale_on_postgres();
     // A PostgreSQL batch is one UPDATE committing alone.
     reap_cut_at_commit(
         &db.url,
@@ -154,11 +169,7 @@ fn a_postgres_reap_cut_at_its_commit_is_unknown_and_reports_what_stood() {
 
 #[test]
 fn a_mariadb_reap_cut_at_its_commit_is_unknown_and_reports_what_stood() {
-    let db = MyDb::new();
-    db.run(&["init"]).assert_ok();
-    db.stdin(&["enqueue", "--from-file", "-"], &lines(30))
-        .assert_ok();
-    db.exec(&stale_jobs_sql("UTC_TIMESTAMP(6) - INTERVAL 1 HOUR"));
+    let db = stale_on_mariadb();
     reap_cut_at_commit(
         &db.url,
         db.dir.path(),
@@ -174,67 +185,59 @@ fn a_mariadb_reap_cut_at_its_commit_is_unknown_and_reports_what_stood() {
 
 /// The connection goes after the first batch's answer reached qctl: the
 /// error keeps what the committed batch did (it used to be replaced by
-/// the failed reset of the session).
+/// the failed reset of the session). Returns the reap's run.
+fn reap_cut_between_batches(
+    url: &str,
+    dir: &std::path::Path,
+    cut: Cut,
+    count: impl Fn(&str) -> i64,
+) -> Run {
+    let proxy = Proxy::start(&upstream(url), cut);
+    let reap = run(
+        dir,
+        &via(url, proxy.port),
+        &["--format", "json", "reap", "--stream", "--batch-size", "10"],
+    );
+    assert!(proxy.was_cut());
+    assert!(
+        reap.stderr
+            .contains("stopped part-way: 10 jobs were already reaped"),
+        "{}",
+        reap.stderr
+    );
+    assert_eq!(reap.json_lines().len(), 10);
+    assert_eq!(count("status = 'pending'"), 10);
+    reap
+}
+
 #[test]
 fn a_reap_that_loses_its_connection_says_what_its_batches_did() {
-    let db = MyDb::new();
-    db.run(&["init"]).assert_ok();
-    db.stdin(&["enqueue", "--from-file", "-"], &lines(30))
-        .assert_ok();
-    db.exec(&stale_jobs_sql("UTC_TIMESTAMP(6) - INTERVAL 1 HOUR"));
-    let proxy = Proxy::start(
-        &upstream(&db.url),
+    let db = stale_on_mariadb();
+    let reap = reap_cut_between_batches(
+        &db.url,
+        db.dir.path(),
         Cut::MysqlAfter {
             query: "COMMIT",
             nth: 1,
         },
+        |filter| db.count(filter),
     );
-    let reap = run(
-        db.dir.path(),
-        &via(&db.url, proxy.port),
-        &["--format", "json", "reap", "--stream", "--batch-size", "10"],
-    );
-    assert!(proxy.was_cut());
     // The next batch never reached the server: nothing of it changed.
     assert_eq!(reap.code, 2, "{}", reap.stderr);
-    assert!(
-        reap.stderr
-            .contains("stopped part-way: 10 jobs were already reaped"),
-        "{}",
-        reap.stderr
-    );
-    assert_eq!(reap.json_lines().len(), 10);
-    assert_eq!(db.count("status = 'pending'"), 10);
 
-    let pg = PgDb::new();
-    pg.run(&["init"]).assert_ok();
-    pg.stdin_run(&["enqueue", "--from-file", "-"], &lines(30))
-        .assert_ok();
-    pg.exec(&stale_jobs_sql("now() - interval '1 hour'"));
-    let proxy = Proxy::start(
-        &upstream(&pg.url),
+    let pg = stale_on_postgres();
+    let reap = reap_cut_between_batches(
+        &pg.url,
+        pg.dir.path(),
         Cut::PgAfter {
             tag: "UPDATE",
             nth: 1,
         },
+        |filter| pg.count(filter),
     );
-    let reap = run(
-        pg.dir.path(),
-        &via(&pg.url, proxy.port),
-        &["--format", "json", "reap", "--stream", "--batch-size", "10"],
-    );
-    assert!(proxy.was_cut());
     // PostgreSQL's batch commits alone: a statement written to a closed
     // connection may or may not have reached the server, so it is 2 or 3.
     assert!(matches!(reap.code, 2 | 3), "{}", reap.stderr);
-    assert!(
-        reap.stderr
-            .contains("stopped part-way: 10 jobs were already reaped"),
-        "{}",
-        reap.stderr
-    );
-    assert_eq!(reap.json_lines().len(), 10);
-    assert_eq!(pg.count("status = 'pending'"), 10);
 }
 
 // ----- an enqueue whose COMMIT is never answered -------------------------

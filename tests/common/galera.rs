@@ -199,20 +199,13 @@ fn free_ports(count: usize) -> u16 {
 }
 
 fn require_packages() {
-    let missing: Vec<&str> = [
-        ("/usr/lib/galera/libgalera_smm.so", "galera-4"),
-        ("/usr/bin/rsync", "rsync"),
-        ("/usr/sbin/mariadbd", "mariadb-server"),
-    ]
-    .into_iter()
-    .filter(|(path, _)| !Path::new(path).exists())
-    .map(|(_, package)| package)
-    .collect();
-    assert!(
-        missing.is_empty(),
-        "the Galera tests need Debian's {} (apt-get install -y {}); .ci/run installs them",
-        missing.join(", "),
-        missing.join(" ")
+    super::require_packages(
+        "Galera",
+        &[
+            ("/usr/lib/galera/libgalera_smm.so", "galera-4"),
+            ("/usr/bin/rsync", "rsync"),
+            ("/usr/sbin/mariadbd", "mariadb-server"),
+        ],
     );
 }
 

@@ -52,6 +52,42 @@ pub struct Run {
     pub args: Vec<String>,
 }
 
+/// A qctl command run in `dir`, its environment cleared of what would
+/// point it at another database or change its output.
+pub fn qctl_in(dir: &std::path::Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_qctl"));
+    cmd.current_dir(dir);
+    for name in CLEARED {
+        cmd.env_remove(name);
+    }
+    cmd
+}
+
+/// Runs qctl in `dir` on the database at `url`.
+pub fn qctl_on(dir: &std::path::Path, url: &str, args: &[&str]) -> Run {
+    let mut cmd = qctl_in(dir);
+    cmd.args(["-d", url]).args(args);
+    let output = cmd.output().expect("run qctl");
+    Run::of(&cmd, output)
+}
+
+/// Fails, naming the Debian packages to install, unless every file that
+/// `needs` lists (a path, and the package that brings it) is there:
+/// tests that need a cluster never skip silently.
+pub fn require_packages(tests: &str, needs: &[(&str, &str)]) {
+    let missing: Vec<&str> = needs
+        .iter()
+        .filter(|(path, _)| !std::path::Path::new(path).exists())
+        .map(|(_, package)| *package)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "the {tests} tests need Debian's {} (apt-get install -y {}); .ci/run installs them",
+        missing.join(", "),
+        missing.join(" ")
+    );
+}
+
 /// Runs a command with `input` on its stdin.
 pub fn run_with_stdin(mut cmd: Command, input: &str) -> Run {
     use std::io::Write;
@@ -267,12 +303,7 @@ impl Sandbox {
 
     /// A qctl command in the sandbox directory, clean environment.
     pub fn cmd(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_qctl"));
-        cmd.current_dir(self.dir.path());
-        for name in CLEARED {
-            cmd.env_remove(name);
-        }
-        cmd
+        qctl_in(self.dir.path())
     }
 
     /// Runs qctl against the sandbox database.

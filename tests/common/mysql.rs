@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use mysql::prelude::Queryable;
 
-use super::{CLEARED, Run};
+use super::Run;
 
 /// Variables of the mysql client that would point qctl elsewhere.
 pub const MYSQL_CLEARED: [&str; 5] = [
@@ -111,17 +111,22 @@ impl MyDb {
     }
 
     pub fn cmd(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_qctl"));
-        cmd.current_dir(self.dir.path());
-        for name in CLEARED.iter().chain(&MYSQL_CLEARED) {
+        let mut cmd = super::qctl_in(self.dir.path());
+        for name in MYSQL_CLEARED {
             cmd.env_remove(name);
         }
         cmd
     }
 
     pub fn run(&self, args: &[&str]) -> Run {
+        self.run_at(&self.url, args)
+    }
+
+    /// Runs qctl from this database's directory on another URL (a node
+    /// of a cluster, a proxy in front of the server).
+    pub fn run_at(&self, url: &str, args: &[&str]) -> Run {
         let mut cmd = self.cmd();
-        cmd.args(["-d", &self.url]).args(args);
+        cmd.args(["-d", url]).args(args);
         let output = cmd.output().expect("run qctl");
         Run::of(&cmd, output)
     }

@@ -20,19 +20,12 @@ pub struct Patroni {
 }
 
 fn require_packages() {
-    let missing: Vec<&str> = [
-        ("/usr/bin/patroni", "patroni"),
-        ("/usr/bin/etcd", "etcd-server"),
-    ]
-    .into_iter()
-    .filter(|(path, _)| !Path::new(path).exists())
-    .map(|(_, package)| package)
-    .collect();
-    assert!(
-        missing.is_empty(),
-        "the failover tests need Debian's {} (apt-get install -y {}); .ci/run installs them",
-        missing.join(", "),
-        missing.join(" ")
+    super::require_packages(
+        "failover",
+        &[
+            ("/usr/bin/patroni", "patroni"),
+            ("/usr/bin/etcd", "etcd-server"),
+        ],
     );
 }
 

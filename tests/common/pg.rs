@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use super::{CLEARED, Run};
+use super::Run;
 
 /// A server the tests can create databases on.
 pub struct Server {
@@ -123,17 +123,18 @@ impl PgDb {
     }
 
     pub fn cmd(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_qctl"));
-        cmd.current_dir(self.dir.path());
-        for name in CLEARED {
-            cmd.env_remove(name);
-        }
-        cmd
+        super::qctl_in(self.dir.path())
     }
 
     pub fn run(&self, args: &[&str]) -> Run {
+        self.run_at(&self.url, args)
+    }
+
+    /// Runs qctl from this database's directory on another URL (a node
+    /// of a cluster, a proxy in front of the server).
+    pub fn run_at(&self, url: &str, args: &[&str]) -> Run {
         let mut cmd = self.cmd();
-        cmd.args(["-d", &self.url]).args(args);
+        cmd.args(["-d", url]).args(args);
         let output = cmd.output().expect("run qctl");
         Run::of(&cmd, output)
     }
@@ -311,6 +312,30 @@ fn as_postgres(bin: &Path, args: &[&str]) -> std::process::Output {
     cmd.args(args).output().expect("run a PostgreSQL binary")
 }
 
+/// Starts the server in `data` with `pg_ctl`, waiting until it accepts
+/// connections; fails with `what` and the server's log otherwise.
+fn start_server(pg_ctl: &Path, data: &Path, log: &Path, what: &str) {
+    let out = as_postgres(
+        pg_ctl,
+        &[
+            "-D",
+            data.to_str().unwrap(),
+            "-l",
+            log.to_str().unwrap(),
+            "-w",
+            "-t",
+            "60",
+            "start",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{what}: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        std::fs::read_to_string(log).unwrap_or_default()
+    );
+}
+
 fn chown_postgres(path: &Path) {
     if is_root() {
         let status = Command::new("chown")
@@ -387,25 +412,11 @@ impl Cluster {
         std::fs::write(data.join("postgresql.auto.conf"), conf).unwrap();
         std::fs::write(data.join("pg_hba.conf"), hba).unwrap();
         chown_postgres(&dir);
-        let log = dir.join("server.log");
-        let out = as_postgres(
+        start_server(
             &pg_ctl,
-            &[
-                "-D",
-                data.to_str().unwrap(),
-                "-l",
-                log.to_str().unwrap(),
-                "-w",
-                "-t",
-                "60",
-                "start",
-            ],
-        );
-        assert!(
-            out.status.success(),
-            "pg_ctl start failed: {}\n{}",
-            String::from_utf8_lossy(&out.stderr),
-            std::fs::read_to_string(&log).unwrap_or_default()
+            &data,
+            &dir.join("server.log"),
+            "pg_ctl start failed",
         );
         if tls {
             let mut admin = postgres::Client::connect(
@@ -638,25 +649,11 @@ impl Replicated {
             )
             .unwrap();
             chown_postgres(&dir);
-            let log = dir.join("server.log");
-            let out = as_postgres(
+            start_server(
                 &pg_ctl,
-                &[
-                    "-D",
-                    data.to_str().unwrap(),
-                    "-l",
-                    log.to_str().unwrap(),
-                    "-w",
-                    "-t",
-                    "60",
-                    "start",
-                ],
-            );
-            assert!(
-                out.status.success(),
-                "the standby did not start: {}\n{}",
-                String::from_utf8_lossy(&out.stderr),
-                std::fs::read_to_string(&log).unwrap_or_default()
+                &data,
+                &dir.join("server.log"),
+                "the standby did not start",
             );
             made.push(Cluster { dir, port });
         }
