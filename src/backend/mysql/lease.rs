@@ -49,9 +49,12 @@ impl Lease {
                 error::db_message(&e)
             )
         };
+        // Binary columns: a lease's name and holder match byte for byte,
+        // whatever the server's default collation folds (case, trailing
+        // spaces), so `Jobs` and `jobs` never share a lease.
         conn.query_drop(format!(
-            "CREATE TABLE IF NOT EXISTS {table} (name VARCHAR(191) NOT NULL PRIMARY KEY, \
-             holder VARCHAR(255) NOT NULL, expires_at DATETIME(6) NOT NULL) ENGINE=InnoDB"
+            "CREATE TABLE IF NOT EXISTS {table} (name VARBINARY(191) NOT NULL PRIMARY KEY, \
+             holder VARBINARY(255) NOT NULL, expires_at DATETIME(6) NOT NULL) ENGINE=InnoDB"
         ))
         .map_err(fail)?;
         // Reads see what other nodes committed before them.
