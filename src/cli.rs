@@ -377,7 +377,8 @@ pub struct EnqueueArgs {
     /// Record the load under this id in qctl's load ledger (table qctl_loads, which `qctl init`
     /// creates), in the load's own transaction: run again with the same id after an unknown
     /// outcome (exit 3), it enqueues nothing if the first run committed. A bulk load gets a new
-    /// id, printed, when the ledger exists
+    /// id, printed, when the ledger exists. The ledger serves every queue table of the schema:
+    /// an id already used for another table is refused
     #[arg(long, value_name = "ID")]
     pub load_id: Option<String>,
 }

@@ -985,7 +985,43 @@ fn a_refused_job_is_named_by_its_line(db: &dyn Db) {
     assert_eq!(db.snapshot(), before);
 }
 
+/// A load id is its table's: a re-run into the same table loads nothing,
+/// and the same id given for another queue table of the schema (they share
+/// one ledger) is refused, changing nothing, instead of being taken for
+/// that table's load.
+fn a_load_id_belongs_to_its_table(db: &dyn Db) {
+    db.run(&["init"]).assert_ok();
+    db.run(&["--table", "other_jobs", "init"]).assert_ok();
+    let input = "{\"payload\": 1}\n{\"payload\": 2}\n";
+    let args = [
+        "--format",
+        "json",
+        "enqueue",
+        "--from-file",
+        "-",
+        "--load-id",
+        "l-1",
+    ];
+    let first = db.stdin(&args, input);
+    first.assert_ok();
+    assert_eq!(first.json()["enqueued"], 2);
+    let again = db.stdin(&args, input);
+    again.assert_ok();
+    assert_eq!(again.json()["already_loaded"], true);
+    let before = db.snapshot();
+    let mut elsewhere = vec!["--table", "other_jobs"];
+    elsewhere.extend_from_slice(&args);
+    let refused = db.stdin(&elsewhere, input);
+    refused.assert_error("--load-id l-1 was used by a load into table jobs (not other_jobs)");
+    assert_eq!(db.snapshot(), before);
+    assert_eq!(
+        json(db, &["--table", "other_jobs", "stats"])["queues"],
+        json!([])
+    );
+}
+
 on_every_backend!(
+    a_load_id_belongs_to_its_table,
     bulk_input_at_its_edges,
     a_table_qctl_cannot_describe_is_refused_in_words,
     far_dates_keep_their_meaning,

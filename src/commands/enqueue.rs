@@ -63,7 +63,7 @@ pub fn run(ctx: &Ctx, args: &EnqueueArgs) -> Result<u8> {
                  this time",
                 outcome.load_id.as_deref().unwrap_or_default(),
                 with_separators(outcome.loaded_jobs.unwrap_or_default()),
-                ctx.layout.table,
+                backend.table().layout.table,
                 outcome
                     .loaded_at
                     .map(|t| format!(" at {}", crate::model::rfc3339(&t)))
@@ -203,6 +203,10 @@ fn load_id(
     bulk: bool,
     now: chrono::DateTime<Utc>,
 ) -> Result<Load> {
+    if args.load_id.is_none() && !bulk {
+        // One job: nothing to look up.
+        return Ok(Load::New(None));
+    }
     let ledger = crate::engine::loads::ledger_exists(backend)?;
     let id = match (&args.load_id, ledger) {
         (Some(_), false) => {
@@ -221,17 +225,28 @@ fn load_id(
             }));
         }
         (Some(id), true) => id.clone(),
-        (None, true) if bulk => {
+        (None, true) => {
+            // A new id cannot be in the ledger yet: nothing to look up.
             let id = new_load_id(now);
             ctx.out.note_on_terminal(&format!(
                 "qctl: load id {id} (if this run's outcome is unknown, run it again with \
                  --load-id {id})"
             ));
-            id
+            return Ok(Load::New(Some(id)));
         }
-        (None, _) => return Ok(Load::New(None)),
+        (None, false) => return Ok(Load::New(None)),
     };
+    let table = backend.table().layout.table.to_string();
     Ok(match crate::engine::loads::find_load(backend, &id)? {
+        // The ledger is shared by the queue tables of a schema: an id
+        // already used for another table is not this load's.
+        Some(record) if record.table != table => {
+            return Err(QctlError::usage(format!(
+                "--load-id {id} was used by a load into table {} (not {table}); choose another \
+                 id; nothing was enqueued",
+                record.table
+            )));
+        }
         Some(record) => Load::Committed(EnqueueOutcome {
             enqueued: 0,
             loaded_jobs: Some(record.jobs.max(0) as u64),
