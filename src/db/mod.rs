@@ -421,7 +421,14 @@ pub fn no_advisory_locks(database: &str) -> anyhow::Error {
 }
 
 /// A lock held for as long as the value lives (the reap lock).
-pub trait HeldLock: Send {}
+pub trait HeldLock: Send {
+    /// Why the lock is no longer held, when it was lost while held (a
+    /// lease whose renewal failed, taken over by another reaper). A
+    /// session lock is held until its session ends.
+    fn lost(&self) -> Option<String> {
+        None
+    }
+}
 
 /// A scratch copy of the queue table, for the bench's workers.
 pub struct Scratch {

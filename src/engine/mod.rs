@@ -577,7 +577,7 @@ pub fn reap<B: Backend + ?Sized>(
         })?;
         return Ok(outcome);
     }
-    let _guard = b.reap_lock(request.wait)?;
+    let guard = b.reap_lock(request.wait)?;
     // A batch that is one statement runs alone (its own transaction);
     // otherwise its pick and its apply share a short one.
     let one_statement = {
@@ -595,6 +595,14 @@ pub fn reap<B: Backend + ?Sized>(
         if crate::interrupt::interrupted() {
             break Err(stopped_after(
                 QctlError::Interrupted.into(),
+                outcome.total(),
+                "reaped",
+            ));
+        }
+        // Another reaper may hold the table now: leave the rest to it.
+        if let Some(why) = guard.as_ref().and_then(|g| g.lost()) {
+            break Err(stopped_after(
+                anyhow::anyhow!("{why}; the rest is left to the reaper that holds it now"),
                 outcome.total(),
                 "reaped",
             ));

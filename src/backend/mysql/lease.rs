@@ -29,6 +29,8 @@ pub struct Lease {
     name: String,
     holder: String,
     stop: Arc<AtomicBool>,
+    /// Why a renewal failed, once one did: the lease may be another's.
+    lost: Arc<std::sync::Mutex<Option<String>>>,
     renewer: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -96,11 +98,13 @@ impl Lease {
         let id = conn.connection_id();
         let conn = Arc::new(std::sync::Mutex::new(conn));
         let stop = Arc::new(AtomicBool::new(false));
+        let lost = Arc::new(std::sync::Mutex::new(None));
         let renewer = {
-            let (conn, stop) = (conn.clone(), stop.clone());
+            let (conn, stop, lost) = (conn.clone(), stop.clone(), lost.clone());
             let (table, name, holder) = (table.clone(), name.clone(), holder.clone());
             std::thread::spawn(move || {
                 let mut waited = Duration::ZERO;
+                let mut renewed_at = std::time::Instant::now();
                 while !stop.load(Ordering::SeqCst) {
                     std::thread::sleep(Duration::from_millis(100));
                     waited += Duration::from_millis(100);
@@ -108,15 +112,37 @@ impl Lease {
                         continue;
                     }
                     waited = Duration::ZERO;
-                    if let Ok(mut conn) = conn.lock() {
-                        let _ = conn.exec_drop(
+                    let Ok(mut conn) = conn.lock() else { break };
+                    // The renewal must change our row: none means the
+                    // lease expired and another reaper took it.
+                    let renewed = conn
+                        .exec_drop(
                             format!(
                                 "UPDATE {table} SET expires_at = UTC_TIMESTAMP(6) + INTERVAL ? \
                                  SECOND WHERE name = ? AND holder = ?"
                             ),
                             (TTL.as_secs(), &name, &holder),
-                        );
+                        )
+                        .map(|()| conn.affected_rows());
+                    // A failed renewal is tried again until the lease
+                    // would have expired.
+                    let why = match renewed {
+                        Ok(1) => {
+                            renewed_at = std::time::Instant::now();
+                            continue;
+                        }
+                        Ok(_) => "it expired and another reaper took it".to_string(),
+                        Err(_) if renewed_at.elapsed() < TTL => continue,
+                        Err(e) => format!(
+                            "not renewed for {}: {}",
+                            crate::duration::format_duration(TTL),
+                            error::db_message(&e)
+                        ),
+                    };
+                    if let Ok(mut lost) = lost.lock() {
+                        *lost = Some(format!("the reap lease was lost ({why})"));
                     }
+                    break;
                 }
             })
         };
@@ -126,6 +152,7 @@ impl Lease {
             name: format!("{table}\u{0}{name}"),
             holder,
             stop,
+            lost,
             renewer: Some(renewer),
         })
     }
@@ -176,7 +203,11 @@ fn hostname() -> String {
         .unwrap_or_else(|_| "host".into())
 }
 
-impl HeldLock for Lease {}
+impl HeldLock for Lease {
+    fn lost(&self) -> Option<String> {
+        self.lost.lock().ok().and_then(|lost| lost.clone())
+    }
+}
 
 impl Drop for Lease {
     fn drop(&mut self) {
