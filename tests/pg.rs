@@ -1000,3 +1000,24 @@ fn others_active_counts_the_database_s_other_sessions() {
     drop(other);
     assert_eq!(alone(&mut b), Some(false));
 }
+
+/// Only the server's own synchronous-replication warning makes an outcome
+/// unknown, known by the function that sends it (its text is translated
+/// under another lc_messages): a trigger's RAISE WARNING with the same
+/// words leaves an enqueue and a reap exit 0.
+#[test]
+fn a_trigger_warning_is_not_a_lost_standby_confirmation() {
+    let db = PgDb::new();
+    db.run(&["init"]).assert_ok();
+    db.exec(
+        "CREATE FUNCTION warn() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+         RAISE WARNING 'canceling wait for synchronous replication due to user request'; \
+         RETURN NEW; END $$; \
+         CREATE TRIGGER warn BEFORE INSERT OR UPDATE ON jobs FOR EACH ROW EXECUTE FUNCTION warn()",
+    );
+    db.stdin_run(&["enqueue", "--from-file", "-"], "{\"payload\": 1}\n")
+        .assert_ok();
+    db.run(&["enqueue", "--payload", "2"]).assert_ok();
+    db.run(&["claim", "--worker", "w"]).assert_ok();
+    assert_eq!(db.count("status = 'running'"), 1);
+}

@@ -506,10 +506,14 @@ impl Notices {
 
     fn keep(&self, notice: &postgres::error::DbError) {
         // Only what qctl acts on: the synchronous replication warnings
-        // (SQLSTATE 01000, "canceling wait for synchronous replication").
-        if notice.message().contains("synchronous replication")
-            && let Ok(mut kept) = self.0.lock()
-        {
+        // ("canceling wait for synchronous replication"), known by the
+        // server function that sends them, which no lc_messages
+        // translates (a trigger's RAISE WARNING shares their SQLSTATE).
+        let from_syncrep = match notice.routine() {
+            Some(routine) => routine == "SyncRepWaitForLSN",
+            None => notice.message().contains("synchronous replication"),
+        };
+        if from_syncrep && let Ok(mut kept) = self.0.lock() {
             let mut text = notice.message().to_string();
             if let Some(detail) = notice.detail() {
                 text.push_str(&format!(" ({detail})"));
