@@ -57,15 +57,13 @@ pub fn install() {
             }
             std::process::exit(i32::from(crate::error::exit::INTERRUPTED));
         }
-        let committing = {
+        let (committing, reporting) = {
             let _gate = GATE.lock();
             INTERRUPTED.store(true, Ordering::SeqCst);
-            COMMITTING.load(Ordering::SeqCst) > 0
+            let committing = COMMITTING.load(Ordering::SeqCst) > 0;
+            DURING_COMMIT.store(committing, Ordering::SeqCst);
+            (committing, REPORTERS.load(Ordering::SeqCst) > 0)
         };
-        let reporting = REPORTERS.load(Ordering::SeqCst) > 0;
-        if committing {
-            DURING_COMMIT.store(true, Ordering::SeqCst);
-        }
         let stops_itself = STOPPERS.load(Ordering::SeqCst) > 0;
         if !stops_itself {
             eprintln!(
@@ -87,30 +85,42 @@ pub fn install() {
             STOPPED_ITSELF.store(true, Ordering::SeqCst);
             return;
         }
-        // What must not be abandoned (a COMMIT's answer, a cleanup, a
-        // batched command's report) ends the process itself, from the
-        // main thread; it gets a bounded time to. What was in flight at
-        // the interrupt counts even if it ended since: the cancel may
-        // have been answered at once, and the main thread is then saying
-        // what happened (exiting here would cut it short with 130).
-        let waits = committing
-            || reporting
-            || COMMITTING.load(Ordering::SeqCst) > 0
+        // The wait runs beside the handler, which stays free for a second
+        // signal ("stop now").
+        std::thread::spawn(move || wait_then_exit(committing || reporting));
+    });
+}
+
+/// After an interrupt: what must not be abandoned (a COMMIT's answer, a
+/// cleanup, a batched command's report) ends the process itself, from the
+/// main thread, within a bounded time; otherwise the process ends here
+/// with 130. `told` says the main thread was committing or reporting at
+/// the interrupt: it is left to say what happened even if that already
+/// ended (a cancel answered at once; exiting here would cut its report
+/// short with 130). A cleanup still running after the grace time is left
+/// to finish (a cancelled index build's INVALID index is dropped).
+fn wait_then_exit(told: bool) {
+    let deadline = std::time::Instant::now() + GRACE;
+    while std::time::Instant::now() < deadline {
+        let pending = COMMITTING.load(Ordering::SeqCst) > 0
             || CLEANUPS.load(Ordering::SeqCst) > 0
             || REPORTERS.load(Ordering::SeqCst) > 0;
-        if waits {
-            std::thread::sleep(GRACE);
-            if COMMITTING.load(Ordering::SeqCst) > 0 {
-                eprintln!(
-                    "qctl: error: the outcome is unknown: the server did not answer a COMMIT \
-                     within {} of the interrupt",
-                    crate::duration::format_duration(GRACE)
-                );
-                std::process::exit(i32::from(crate::error::exit::UNKNOWN));
-            }
+        if !pending && !told {
+            std::process::exit(i32::from(crate::error::exit::INTERRUPTED));
         }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if COMMITTING.load(Ordering::SeqCst) > 0 {
+        eprintln!(
+            "qctl: error: the outcome is unknown: the server did not answer a COMMIT within {} \
+             of the interrupt",
+            crate::duration::format_duration(GRACE)
+        );
+        std::process::exit(i32::from(crate::error::exit::UNKNOWN));
+    }
+    if CLEANUPS.load(Ordering::SeqCst) == 0 {
         std::process::exit(i32::from(crate::error::exit::INTERRUPTED));
-    });
+    }
 }
 
 /// Whether Ctrl-C was pressed.

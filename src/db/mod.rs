@@ -208,11 +208,12 @@ pub trait Session {
     /// SIGTERM is rolled back, never half kept. Once sent, the COMMIT's
     /// answer is awaited whatever happens (see [`committing`]).
     fn commit(&mut self) -> Result<()> {
-        if crate::interrupt::interrupted() {
+        let committed = committing(|| self.run("COMMIT"));
+        if committed.as_ref().is_err_and(QctlError::is_interrupted) {
+            // Refused before it was sent: the transaction is rolled back.
             let _ = self.rollback();
-            return Err(QctlError::Interrupted.into());
         }
-        committing(|| self.run("COMMIT"))
+        committed
     }
     fn rollback(&mut self) -> Result<()> {
         self.run("ROLLBACK")
