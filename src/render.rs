@@ -947,23 +947,26 @@ fn render_blocked(report: &BlockedReport, styles: &Styles) -> String {
     if report.sessions.is_empty() && report.blockers.is_empty() {
         out.push_str("no session is waiting on a lock\n");
     }
-    fn children(
-        report: &BlockedReport,
-        pid: i32,
+    // A session is its node's pid (--all-nodes on Galera: each node
+    // numbers its own sessions, and a waiter's blocker is on its node).
+    type Seen<'a> = Vec<(Option<&'a str>, i32)>;
+    fn children<'a>(
+        report: &'a BlockedReport,
+        (node, pid): (Option<&'a str>, i32),
         depth: usize,
-        seen: &mut Vec<i32>,
+        seen: &mut Seen<'a>,
         out: &mut String,
         styles: &Styles,
     ) {
         for waiter in report
             .sessions
             .iter()
-            .filter(|s| s.blocked_by.contains(&pid))
+            .filter(|s| s.node.as_deref() == node && s.blocked_by.contains(&pid))
         {
-            if seen.contains(&waiter.pid) {
+            if seen.contains(&(node, waiter.pid)) {
                 continue;
             }
-            seen.push(waiter.pid);
+            seen.push((node, waiter.pid));
             let wait = waiter.wait_seconds.map_or("?".into(), format_age);
             let jobs = if waiter.waiting_for_jobs.is_empty() {
                 String::new()
@@ -1003,10 +1006,10 @@ fn render_blocked(report: &BlockedReport, styles: &Styles) -> String {
                 clean(waiter.application_name.as_deref().unwrap_or("")),
                 one_line(&waiter.query).style(styles.dim)
             );
-            children(report, waiter.pid, depth + 1, seen, out, styles);
+            children(report, (node, waiter.pid), depth + 1, seen, out, styles);
         }
     }
-    let mut seen = Vec::new();
+    let mut seen: Seen = Vec::new();
     let holders_only = report.sessions.is_empty();
     if holders_only && !report.blockers.is_empty() {
         let mut table = new_table(styles, &["pid", "lock", "file", "command"]);
@@ -1044,9 +1047,14 @@ fn render_blocked(report: &BlockedReport, styles: &Styles) -> String {
         } else {
             format!("{holds} holds lock {}", clean(&root.holds_locks.join(", ")))
         };
+        let node = root
+            .node
+            .as_deref()
+            .map(|n| format!("node {} ", clean(n)))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "pid {} {} (transaction {}){} {} {}",
+            "{node}pid {} {} (transaction {}){} {} {}",
             root.pid,
             clean(root.state.as_deref().unwrap_or("?")).style(styles.bad),
             age,
@@ -1054,7 +1062,14 @@ fn render_blocked(report: &BlockedReport, styles: &Styles) -> String {
             clean(root.application_name.as_deref().unwrap_or("")),
             one_line(&root.query).style(styles.dim)
         );
-        children(report, root.pid, 0, &mut seen, &mut out, styles);
+        children(
+            report,
+            (root.node.as_deref(), root.pid),
+            0,
+            &mut seen,
+            &mut out,
+            styles,
+        );
     }
     for note in &report.notes {
         let _ = writeln!(out, "{}", format!("note: {note}").style(styles.dim));

@@ -641,6 +641,22 @@ fn galera_blocked_asks_every_node() {
     assert_eq!(sessions.len(), 1, "{all}");
     assert_eq!(sessions[0]["node"], node2.as_str(), "{all}");
     assert_eq!(all["blockers"][0]["node"], node2.as_str(), "{all}");
+    // Reached by a name the cluster does not list it by, node 2 is still
+    // itself: asked once, named as the cluster names it, and the text
+    // says which node each blocking chain is on.
+    let by_name = cluster.urls[1].replace("127.0.0.1", "localhost");
+    let all = db.run_at(&by_name, &["--format", "json", "blocked", "--all-nodes"]);
+    all.assert_ok();
+    let all = all.json();
+    assert_eq!(all["sessions"].as_array().unwrap().len(), 1, "{all}");
+    assert_eq!(all["sessions"][0]["node"], node2.as_str(), "{all}");
+    let text = db.run_at(&by_name, &["blocked", "--all-nodes"]);
+    text.assert_ok();
+    assert!(
+        text.stdout.contains(&format!("node {node2} pid ")),
+        "{}",
+        text.stdout
+    );
     holder.query_drop("ROLLBACK").unwrap();
     waiter.join().unwrap();
     // Off a cluster, --all-nodes is refused in words.

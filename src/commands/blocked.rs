@@ -51,12 +51,16 @@ pub fn run(ctx: &Ctx, args: &BlockedArgs) -> Result<u8> {
         report
             .sessions
             .retain(|s| s.wait_seconds.is_none_or(|w| w >= min.as_secs_f64()));
-        let still: Vec<i32> = report
+        // A blocker is its node's session (--all-nodes on Galera: pids
+        // are each node's own).
+        let still: Vec<(Option<String>, i32)> = report
             .sessions
             .iter()
-            .flat_map(|s| s.blocked_by.clone())
+            .flat_map(|s| s.blocked_by.iter().map(|pid| (s.node.clone(), *pid)))
             .collect();
-        report.blockers.retain(|b| still.contains(&b.pid));
+        report
+            .blockers
+            .retain(|b| still.contains(&(b.node.clone(), b.pid)));
     }
     ctx.out.emit(&report)?;
     if let (Some(max), Some(longest)) = (args.max_wait, report.longest_wait())

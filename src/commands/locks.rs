@@ -5,7 +5,7 @@ use anyhow::Result;
 
 use crate::cli::LocksArgs;
 use crate::ctx::Ctx;
-use crate::db::{Access, Backend};
+use crate::db::{Access, Backend, ClusterPeers};
 use crate::error::{QctlError, exit};
 
 pub fn run(ctx: &Ctx, args: &LocksArgs) -> Result<u8> {
@@ -32,20 +32,19 @@ pub fn run(ctx: &Ctx, args: &LocksArgs) -> Result<u8> {
 /// This node's address and every other node of its cluster, connected,
 /// for `--all-nodes`; None without it. Refused where the server is not a
 /// cluster's node.
-pub(super) type Peers = Option<(String, Vec<(String, Box<dyn Backend + Send>)>)>;
+pub(super) type Peers = Option<ClusterPeers>;
 
 pub(super) fn cluster_view(b: &mut dyn Backend, all_nodes: bool, command: &str) -> Result<Peers> {
     if !all_nodes {
         return Ok(None);
     }
-    let role = b.server_role()?;
-    let Some(me) = role.filter(|r| r.galera.is_some()).and_then(|r| r.host) else {
+    let Some(role) = b.server_role()?.filter(|r| r.galera.is_some()) else {
         return Err(QctlError::usage(format!(
             "--all-nodes asks every node of a Galera cluster; this server is not one's node \
              (qctl {command} shows its sessions already)"
         )));
     };
-    Ok(Some((me, b.cluster_peers()?)))
+    Ok(Some(b.cluster_peers(&role)?))
 }
 
 /// On a Galera node, says whose sessions the report shows: one node's (its
@@ -59,7 +58,9 @@ pub(super) fn note_view(b: &mut dyn Backend, peers: &Peers, notes: &mut Vec<Stri
                 .map(|(n, _)| format!(", {n}"))
                 .collect::<String>()
         )),
-        None => {
+        // Only a Galera node's view is its own (its role is read there
+        // only: elsewhere it would cost a transaction for nothing).
+        None if b.writes_certified() => {
             if let Some(galera) = b.server_role().ok().flatten().and_then(|r| r.galera) {
                 notes.push(format!(
                     "Galera node {}'s sessions only: row locks and GET_LOCK are each node's own \
@@ -70,5 +71,6 @@ pub(super) fn note_view(b: &mut dyn Backend, peers: &Peers, notes: &mut Vec<Stri
                 ));
             }
         }
+        None => {}
     }
 }

@@ -345,11 +345,12 @@ pub trait Diagnostics {
         Ok(None)
     }
     fn blocked(&mut self) -> Result<BlockedReport>;
-    /// The cluster's other nodes, connected as this one is, where sessions
-    /// and locks are each node's own (a Galera cluster): `blocked` and
-    /// `locks` ask each with `--all-nodes`. Empty elsewhere.
-    fn cluster_peers(&mut self) -> Result<Vec<(String, Box<dyn Backend + Send>)>> {
-        Ok(Vec::new())
+    /// This node's address as its cluster lists it, and the cluster's
+    /// other nodes, connected as this one is, where sessions and locks are
+    /// each node's own (a Galera cluster, whose `role` was read): `blocked`
+    /// and `locks` ask each with `--all-nodes`. No peers elsewhere.
+    fn cluster_peers(&mut self, role: &crate::model::ServerRole) -> Result<ClusterPeers> {
+        Ok((role.host.clone().unwrap_or_default(), Vec::new()))
     }
     /// Whether [`Diagnostics::blocked`] lists the sessions that wait on a
     /// lock (SQLite shows only who holds the file).
@@ -420,6 +421,10 @@ pub fn no_advisory_locks(database: &str) -> anyhow::Error {
         "{database} has no advisory locks (`qctl blocked` shows who holds the database's locks)"
     ))
 }
+
+/// This node's address and the other nodes of its cluster, each by its
+/// address and connected (see [`Diagnostics::cluster_peers`]).
+pub type ClusterPeers = (String, Vec<(String, Box<dyn Backend + Send>)>);
 
 /// A lock held for as long as the value lives (the reap lock).
 pub trait HeldLock: Send {

@@ -603,6 +603,15 @@ fn lock_name_in(query: &str) -> Option<String> {
     Some(body[..end].to_string())
 }
 
+/// A Galera node's id in its cluster's group (`wsrep_gcomm_uuid`): the
+/// same node answers the same, whichever address reached it.
+pub fn gcomm_uuid(b: &mut MysqlBackend) -> Result<String> {
+    let rows = b.query_text("SHOW GLOBAL STATUS LIKE 'wsrep_gcomm_uuid'")?;
+    let mut row = rows.into_iter().next().unwrap_or_default().into_iter();
+    let _name = text(&mut row);
+    Ok(text(&mut row).unwrap_or_default())
+}
+
 /// A Galera node's role: the node and its cluster as its status variables
 /// tell (None on a server that is not a Galera node).
 pub fn server_role(b: &mut MysqlBackend) -> Result<Option<crate::model::ServerRole>> {

@@ -33,8 +33,8 @@ use mysql::prelude::Queryable;
 use self::connect::ConnInfo;
 use self::error::{ErrorContext, mysql_error};
 use crate::db::{
-    Access, Bulk, ConnectOptions, Diagnostics, FinishedSample, HeldLock, IndexState, Plan, PlanHow,
-    Planner, Schema, Scratch, Session, SqlLog, TableSize,
+    Access, Bulk, ClusterPeers, ConnectOptions, Diagnostics, FinishedSample, HeldLock, IndexState,
+    Plan, PlanHow, Planner, Schema, Scratch, Session, SqlLog, TableSize,
 };
 use crate::error::QctlError;
 use crate::interrupt::CancelGuard;
@@ -924,23 +924,32 @@ impl Diagnostics for MysqlBackend {
         diag::locks(self, key)
     }
 
-    fn cluster_peers(&mut self) -> Result<Vec<(String, Box<dyn crate::db::Backend + Send>)>> {
-        let Some(role) = diag::server_role(self)? else {
-            return Ok(Vec::new());
-        };
-        let me = format!("{}:{}", self.info.host(), self.info.port());
-        let members = role.galera.map(|g| g.members).unwrap_or_default();
+    fn cluster_peers(&mut self, role: &crate::model::ServerRole) -> Result<ClusterPeers> {
+        // The cluster lists its nodes by the addresses they announce,
+        // which need not be the URL's host (a name, another interface):
+        // this node is the one with this node's group id.
+        let mine = diag::gcomm_uuid(self)?;
+        let mut me = format!("{}:{}", self.info.host(), self.info.port());
+        let members = role.galera.iter().flat_map(|g| g.members.iter());
         let mut peers: Vec<(String, Box<dyn crate::db::Backend + Send>)> = Vec::new();
-        for member in members.into_iter().filter(|m| *m != me) {
-            let Some(info) = self.info.at(&member) else {
+        for member in members {
+            let Some(info) = self.info.at(member) else {
                 continue;
             };
-            let backend =
+            let mut backend =
                 MysqlBackend::open_info(info, self.table.layout.clone(), &self.options)
                     .map_err(|e| e.context(format!("cannot reach the cluster's node {member}")))?;
-            peers.push((member, Box::new(backend)));
+            let same = match mine.as_str() {
+                "" => *member == me,
+                mine => diag::gcomm_uuid(&mut backend)? == mine,
+            };
+            if same {
+                me = member.clone();
+            } else {
+                peers.push((member.clone(), Box::new(backend)));
+            }
         }
-        Ok(peers)
+        Ok((me, peers))
     }
 
     fn reap_lock(&mut self, wait: bool) -> Result<Option<Box<dyn HeldLock>>> {
