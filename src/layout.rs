@@ -412,6 +412,13 @@ impl FenceToken {
             (false, None) => None,
         }
     }
+
+    /// Whether this token (maybe counter-only, as a worker may give it)
+    /// names the claim whose full token is `current`.
+    pub fn names(&self, current: &FenceToken) -> bool {
+        self.counter.is_none_or(|c| current.counter == Some(c))
+            && self.micros.is_none_or(|m| current.micros == Some(m))
+    }
 }
 
 impl std::fmt::Display for FenceToken {
@@ -1282,6 +1289,27 @@ impl Driver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_token_names_its_own_claim_only() {
+        let current = FenceToken {
+            counter: Some(3),
+            micros: Some(1_796_417_768_123_456),
+        };
+        let kind = FenceKind {
+            counter: true,
+            time: Some(Concept::LockedAt),
+        };
+        let full = FenceToken::parse("3-1796417768123456", kind).unwrap();
+        assert!(full.names(&current));
+        assert!(FenceToken::parse("3", kind).unwrap().names(&current));
+        assert!(!FenceToken::parse("2", kind).unwrap().names(&current));
+        assert!(
+            !FenceToken::parse("3-1796417768123457", kind)
+                .unwrap()
+                .names(&current)
+        );
+    }
 
     #[test]
     fn identifiers_are_validated() {

@@ -204,13 +204,9 @@ fn thresholds(ctx: &Ctx, args: &StatsArgs, stats: &Stats) -> u8 {
         ));
         code = exit::NO;
     }
-    if let (Some(max), Some(behind)) = (
-        args.max_lag,
-        stats
-            .server
-            .as_ref()
-            .and_then(|s| args.max_lag.and_then(|m| s.behind(m))),
-    ) {
+    if let Some(max) = args.max_lag
+        && let Some(behind) = stats.server.as_ref().and_then(|s| s.behind(max))
+    {
         ctx.out.warn(&format!(
             "these counts are older than --max-lag {}: {behind}",
             format_duration(max)

@@ -310,11 +310,23 @@ fn confirm_finish<B: Backend + ?Sized>(
     deletes: bool,
 ) -> Result<()> {
     let now = find(b, &request.id)?;
+    // The token the finish was fenced by, where it gave one: a job claimed
+    // again by a worker of the same name since holds another claim.
+    let token = b
+        .table()
+        .layout
+        .fence()
+        .zip(request.fence.as_deref())
+        .and_then(|(kind, text)| crate::layout::FenceToken::parse(text, kind));
     let stands = match &now {
         None => deletes,
         Some(job) => {
             job.status != Status::Running.name()
                 || job.locked_by.as_deref() != Some(request.worker.as_str())
+                || token
+                    .as_ref()
+                    .zip(job.fence.as_ref())
+                    .is_some_and(|(token, current)| !token.names(current))
         }
     };
     if stands {
