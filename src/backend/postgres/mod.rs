@@ -187,9 +187,10 @@ impl PostgresBackend {
             lock_timeout_ms(options.busy_timeout),
             if read_only { "on" } else { "off" }
         );
-        backend.batch(&setup)?;
-        if !read_only {
-            backend.refuse_standby(options.access)?;
+        if read_only {
+            backend.batch(&setup)?;
+        } else {
+            backend.refuse_standby(&setup, options.access)?;
         }
         let layout = crate::db::auto_layout(&mut backend, options, layout)?;
         backend.cx.table = layout.table.to_string();
@@ -204,21 +205,32 @@ impl PostgresBackend {
         Ok(backend)
     }
 
-    /// Refuses a command that writes on a standby, before anything is
-    /// written: it names the server, its role and the primary it streams
-    /// from, and how to reach the primary.
-    fn refuse_standby(&mut self, access: Access) -> Result<()> {
-        let rows = self.query(&Stmt::plain(
-            "SELECT pg_is_in_recovery(), \
-             (SELECT sender_host || ':' || sender_port FROM pg_stat_wal_receiver)",
-        ))?;
-        let mut row = rows.into_iter().next().unwrap_or_default().into_iter();
-        if row.next().and_then(|v| v.as_bool()) != Some(true) {
+    /// Runs the session's `setup` and refuses a command that writes on a
+    /// standby, before anything is written: it names the server, its role
+    /// and the primary it streams from, and how to reach the primary. One
+    /// round trip with the setup (a worker connects once per claim).
+    fn refuse_standby(&mut self, setup: &str, access: Access) -> Result<()> {
+        let sql = format!(
+            "{setup}; SELECT pg_is_in_recovery()::text, \
+             (SELECT sender_host || ':' || sender_port FROM pg_stat_wal_receiver)"
+        );
+        let started = self.log.start();
+        let messages = self
+            .client
+            .simple_query(&sql)
+            .map_err(|e| pg_error(e, &self.cx))?;
+        self.log.finish(started, &sql, "");
+        let Some(row) = messages.iter().rev().find_map(|m| match m {
+            postgres::SimpleQueryMessage::Row(row) => Some(row),
+            _ => None,
+        }) else {
+            return Ok(());
+        };
+        if row.get(0) != Some("true") {
             return Ok(());
         }
         let upstream = row
-            .next()
-            .and_then(Value::into_text)
+            .get(1)
             .map(|u| format!(", streaming from {u}"))
             .unwrap_or_default();
         let what = match access {
