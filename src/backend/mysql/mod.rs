@@ -246,28 +246,29 @@ impl MysqlBackend {
             // A Galera node: conflicts with other nodes' writes show as
             // 1213 at any statement or at COMMIT.
             // The global value: a session may turn its own wsrep_on off.
-            let wsrep = backend.query_text("SHOW GLOBAL VARIABLES LIKE 'wsrep_on'")?;
-            backend.cx.galera = wsrep
-                .into_iter()
-                .next()
-                .and_then(|r| r.into_iter().nth(1))
-                .and_then(Value::into_text)
-                .is_some_and(|v| v.eq_ignore_ascii_case("ON"));
-            if backend.cx.galera {
-                let limits = backend.query(&Stmt::plain(
-                    "SELECT @@GLOBAL.wsrep_max_ws_rows, @@GLOBAL.wsrep_max_ws_size",
-                ))?;
-                let mut row = limits.into_iter().next().unwrap_or_default().into_iter();
-                backend.ws_rows = row
-                    .next()
-                    .and_then(|v| v.as_i64())
-                    .filter(|n| *n > 0)
-                    .map(|n| n as u64);
-                backend.ws_size = row
-                    .next()
-                    .and_then(|v| v.as_i64())
-                    .filter(|n| *n > 0)
-                    .map(|n| n as u64);
+            // With the write-set limits, in the same round trip (a
+            // server built without Galera has none of them).
+            let wsrep = backend.query_text(
+                "SHOW GLOBAL VARIABLES WHERE Variable_name IN \
+                 ('wsrep_on', 'wsrep_max_ws_rows', 'wsrep_max_ws_size')",
+            )?;
+            let mut on = false;
+            for row in wsrep {
+                let mut row = row.into_iter().map(Value::into_text);
+                let (Some(Some(name)), Some(Some(value))) = (row.next(), row.next()) else {
+                    continue;
+                };
+                let limit = value.trim().parse::<u64>().ok().filter(|n| *n > 0);
+                match name.to_ascii_lowercase().as_str() {
+                    "wsrep_on" => on = value.eq_ignore_ascii_case("ON"),
+                    "wsrep_max_ws_rows" => backend.ws_rows = limit,
+                    "wsrep_max_ws_size" => backend.ws_size = limit,
+                    _ => {}
+                }
+            }
+            backend.cx.galera = on;
+            if !on {
+                (backend.ws_rows, backend.ws_size) = (None, None);
             }
         }
         let read_only = matches!(
