@@ -54,11 +54,22 @@ impl Lease {
         // Binary columns: a lease's name and holder match byte for byte,
         // whatever the server's default collation folds (case, trailing
         // spaces), so `Jobs` and `jobs` never share a lease.
-        conn.query_drop(format!(
-            "CREATE TABLE IF NOT EXISTS {table} (name VARBINARY(191) NOT NULL PRIMARY KEY, \
-             holder VARBINARY(255) NOT NULL, expires_at DATETIME(6) NOT NULL) ENGINE=InnoDB"
-        ))
-        .map_err(fail)?;
+        // Made once: DDL on Galera is replicated in total order, which
+        // every reap need not pay again.
+        let made: Option<u8> = conn
+            .exec_first(
+                "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? \
+                 AND TABLE_NAME = 'qctl_leases'",
+                (&schema,),
+            )
+            .map_err(fail)?;
+        if made.is_none() {
+            conn.query_drop(format!(
+                "CREATE TABLE IF NOT EXISTS {table} (name VARBINARY(191) NOT NULL PRIMARY KEY, \
+                 holder VARBINARY(255) NOT NULL, expires_at DATETIME(6) NOT NULL) ENGINE=InnoDB"
+            ))
+            .map_err(fail)?;
+        }
         // Reads see what other nodes committed before them.
         conn.query_drop("SET SESSION wsrep_sync_wait = 1")
             .map_err(fail)?;
