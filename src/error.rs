@@ -214,6 +214,16 @@ impl QctlError {
         })
     }
 
+    /// An error whose outcome is unknown gets what may have been written
+    /// and how to find out (`what`); any other error is left as it is.
+    pub fn when_unknown(err: anyhow::Error, what: impl FnOnce() -> String) -> anyhow::Error {
+        if QctlError::is_outcome_unknown(&err) {
+            err.context(what())
+        } else {
+            err
+        }
+    }
+
     /// Whether an error is the interrupt, wherever it was raised.
     pub fn is_interrupted(err: &anyhow::Error) -> bool {
         err.chain().any(|cause| {

@@ -30,16 +30,14 @@ pub fn run(ctx: &Ctx, args: &ClaimArgs) -> Result<u8> {
     };
     let claimed =
         crate::engine::claim(backend.as_mut(), &request, LockMode::SkipLocked).map_err(|err| {
-            if crate::error::QctlError::is_outcome_unknown(&err) {
-                err.context(format!(
+            crate::error::QctlError::when_unknown(err, || {
+                format!(
                     "a job may or may not have been claimed for {}: `qctl list --status running` \
                      shows the jobs running; one nobody works on is returned by its lease (or \
                      `qctl reap --timeout`)",
                     args.worker
-                ))
-            } else {
-                err
-            }
+                )
+            })
         })?;
     match claimed {
         Some(job) => {

@@ -57,15 +57,13 @@ fn finish(ctx: &Ctx, args: &FenceArgs, finish: Finish) -> Result<u8> {
         finish,
     };
     let finished = crate::engine::finish(backend.as_mut(), &request).map_err(|err| {
-        if crate::error::QctlError::is_outcome_unknown(&err) {
-            err.context(format!(
+        crate::error::QctlError::when_unknown(err, || {
+            format!(
                 "job {} may or may not be finished: `qctl show {}` tells; running the same \
                  command again is safe (it is fenced)",
                 request.id, request.id
-            ))
-        } else {
-            err
-        }
+            )
+        })
     })?;
     match finished {
         FinishOutcome::Finished(job) => {

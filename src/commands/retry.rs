@@ -28,14 +28,14 @@ pub fn run(ctx: &Ctx, args: &RetryArgs) -> Result<u8> {
     let batch_size = crate::db::batch_size(backend.as_ref(), args.batch_size)?;
     let outcome = crate::engine::retry(backend.as_mut(), &selection, batch_size, args.dry_run)
         .map_err(|err| match &selection {
-            RetrySelection::Ids(ids) if crate::error::QctlError::is_outcome_unknown(&err) => {
+            RetrySelection::Ids(ids) => crate::error::QctlError::when_unknown(err, || {
                 let ids: Vec<String> = ids.iter().map(ToString::to_string).collect();
-                err.context(format!(
+                format!(
                     "job {} may or may not be pending again: `qctl show ID` tells (a retry of a \
                      job no longer failed is refused and changes nothing)",
                     ids.join(", ")
-                ))
-            }
+                )
+            }),
             _ => err,
         })?;
     ctx.out.emit(&outcome)?;

@@ -658,13 +658,9 @@ const REAP_CHECK: &str = "`qctl reap --dry-run` lists the jobs still stale, and 
 /// A batch whose COMMIT went unanswered: it says how big it could have
 /// been and how to find out what it did.
 fn unknown_batch(err: anyhow::Error, size: u64, verb: &str, check: &str) -> anyhow::Error {
-    if QctlError::is_outcome_unknown(&err) {
-        err.context(format!(
-            "the batch in flight (up to {size} jobs) may or may not have been {verb}: {check}"
-        ))
-    } else {
-        err
-    }
+    QctlError::when_unknown(err, || {
+        format!("the batch in flight (up to {size} jobs) may or may not have been {verb}: {check}")
+    })
 }
 
 /// Runs a layout's own statements in order, in the caller's transaction;
