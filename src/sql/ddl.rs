@@ -260,13 +260,7 @@ pub fn table_ddl(t: &QueueTable) -> String {
         "CREATE TABLE IF NOT EXISTS {} (\n{}\n){}",
         t.table(),
         lines.join(",\n"),
-        types.table_options.replace(
-            "{collation}",
-            t.collation
-                .as_deref()
-                .or(d.exact_collations.first().copied())
-                .unwrap_or("utf8mb4_bin")
-        )
+        t.table_options()
     )
 }
 

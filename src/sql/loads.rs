@@ -60,14 +60,7 @@ impl<'a> LoadLedger<'a> {
              queue_table {text} NOT NULL,\n    jobs BIGINT NOT NULL,\n    \
              loaded_at {timestamp} NOT NULL DEFAULT {now}\n){}",
             self.quoted(),
-            types.table_options.replace(
-                "{collation}",
-                self.t
-                    .collation
-                    .as_deref()
-                    .or(d.exact_collations.first().copied())
-                    .unwrap_or("utf8mb4_bin")
-            ),
+            self.t.table_options(),
             text = types.text,
             timestamp = types.timestamp,
             now = types.now,

@@ -264,6 +264,19 @@ fn case_branch(expr: &str, subject: &str, value: &str) -> Option<Ident> {
 }
 
 impl QueueTable {
+    /// What follows `CREATE TABLE (...)` for the layout's tables: the
+    /// dialect's engine and character set, with a collation that compares
+    /// byte for byte.
+    pub fn table_options(&self) -> String {
+        self.dialect.ddl.table_options.replace(
+            "{collation}",
+            self.collation
+                .as_deref()
+                .or(self.dialect.exact_collations.first().copied())
+                .unwrap_or("utf8mb4_bin"),
+        )
+    }
+
     /// The table as `qctl init` creates it for this layout.
     pub fn planned(layout: &Layout, dialect: &'static Dialect) -> QueueTable {
         let time = match dialect.encoded_times {
