@@ -81,16 +81,17 @@ fn replication_check(role: &crate::model::ServerRole, request: &DoctorRequest) -
     if let Some(galera) = &role.galera {
         return galera_check(galera, request);
     }
+    let name = |s: &crate::model::Standby| {
+        if s.name.is_empty() {
+            s.client.clone().unwrap_or_else(|| "(unnamed)".into())
+        } else {
+            s.name.clone()
+        }
+    };
     let named = |standbys: &[&crate::model::Standby]| {
         standbys
             .iter()
-            .map(|s| {
-                if s.name.is_empty() {
-                    s.client.clone().unwrap_or_else(|| "(unnamed)".into())
-                } else {
-                    s.name.clone()
-                }
-            })
+            .map(|s| name(s))
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -157,7 +158,7 @@ fn replication_check(role: &crate::model::ServerRole, request: &DoctorRequest) -
                         if role.standbys.len() == 1 { "" } else { "s" },
                         role.standbys
                             .iter()
-                            .map(|s| format!("{}: {}", s.name, s.sync_state))
+                            .map(|s| format!("{}: {}", name(s), s.sync_state))
                             .collect::<Vec<_>>()
                             .join(", "),
                         if asynchronous.is_empty() {
