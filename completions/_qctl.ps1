@@ -383,7 +383,7 @@ Register-ArgumentCompleter -Native -CommandName 'qctl' -ScriptBlock {
         }
         'qctl;explain-claim' {
             [CompletionResult]::new('--query', '--query', [CompletionResultType]::ParameterName, 'Which queries to check')
-            [CompletionResult]::new('--queue', '--queue', [CompletionResultType]::ParameterName, 'The queue the claim query is checked for [default: default, when the layout has queues]')
+            [CompletionResult]::new('--queue', '--queue', [CompletionResultType]::ParameterName, 'The queue the claim query is checked on [default: the queue with the most ready jobs]')
             [CompletionResult]::new('--sort-threshold', '--sort-threshold', [CompletionResultType]::ParameterName, 'A temporary sort of more rows than this is an error, not a warning')
             [CompletionResult]::new('--sql', '--sql', [CompletionResultType]::ParameterName, 'Check the application''s own claim query from FILE instead of qctl''s; its placeholders are bound as the application binds them, typed by the columns they are compared with (a guessed value makes the verdict provisional)')
             [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Database URL: sqlite:PATH, file:PATH, a path, postgres://..., a libpq key=value string, or mysql://... / mariadb://... (MariaDB 10.6+; MySQL 8 untested), each server URL with one host or several tried in order (h1:5432,h2:5432; target_session_attrs on PostgreSQL) (`qctl serve` takes several URLs) [default: QCTL_DATABASE_URL, then DATABASE_URL, then `database` in qctl.toml, then sqlite:qctl.db]')

@@ -664,7 +664,7 @@ pub struct ExplainArgs {
     #[arg(long, value_enum, default_value_t = ExplainQuery::Claim)]
     pub query: ExplainQuery,
 
-    /// The queue the claim query is checked for [default: default, when the layout has queues]
+    /// The queue the claim query is checked on [default: the queue with the most ready jobs]
     #[arg(long, value_name = "QUEUE")]
     pub queue: Option<String>,
 

@@ -692,6 +692,22 @@ impl Render for ExplainReport {
                 clean(&check.sql.split_whitespace().collect::<Vec<_>>().join(" "))
                     .style(styles.dim)
             );
+            if let Some(queue) = &check.queue {
+                let ready = queue.ready.map_or_else(
+                    || "ready jobs not counted".to_string(),
+                    |n| format!("{} ready", thousands(n as i64)),
+                );
+                let why = if queue.picked {
+                    ", the queue with the most; --queue judges another"
+                } else {
+                    ""
+                };
+                let _ = writeln!(
+                    out,
+                    "  measured on queue: {} ({ready}{why})",
+                    clean(&queue.name)
+                );
+            }
             let _ = writeln!(out, "  plan:");
             for (i, line) in check.lines.iter().enumerate() {
                 let flagged = check.findings.iter().find(|f| f.line == Some(i));

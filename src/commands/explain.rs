@@ -8,7 +8,6 @@ use crate::cli::{ExplainArgs, ExplainQuery};
 use crate::ctx::Ctx;
 use crate::db::Access;
 use crate::error::{QctlError, exit};
-use crate::request::default_queue;
 use crate::request::{ExplainRequest, ExplainTarget};
 
 pub fn run(ctx: &Ctx, args: &ExplainArgs) -> Result<u8> {
@@ -48,7 +47,7 @@ pub fn run(ctx: &Ctx, args: &ExplainArgs) -> Result<u8> {
     let mut backend = ctx.open(access)?;
     let request = ExplainRequest {
         queries,
-        queue: default_queue(&backend.table().layout, args.queue.as_deref()),
+        queue: args.queue.clone(),
         sort_threshold: args.sort_threshold,
         custom_sql,
         analyze: args.analyze,

@@ -52,6 +52,9 @@ pub enum FindingKind {
     /// The driver binds a placeholder as another type than its column's,
     /// and the comparison then cannot search the column's index.
     DriverBinding,
+    /// The claim was measured on a queue with no ready job: it finds
+    /// nothing to claim, and its cost says nothing of a busy queue's.
+    EmptyQueue,
 }
 
 impl FindingKind {
@@ -79,6 +82,7 @@ impl FindingKind {
                 | FindingKind::GuessedParameter
                 | FindingKind::NotMeasured
                 | FindingKind::OpaqueCall
+                | FindingKind::EmptyQueue
         )
     }
 }

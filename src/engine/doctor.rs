@@ -7,9 +7,7 @@ use anyhow::Result;
 use crate::db::{Backend, Severity};
 use crate::duration::{format_age, format_duration};
 use crate::model::{Check, CheckStatus, DoctorReport};
-use crate::request::{
-    DoctorRequest, ExplainRequest, ExplainTarget, StatsRequest, default_queue, stale_rule,
-};
+use crate::request::{DoctorRequest, ExplainRequest, ExplainTarget, StatsRequest, stale_rule};
 use crate::sql::schema::QueueTable;
 
 /// A group of checks over one reading of the database.
@@ -231,7 +229,6 @@ fn plan_checks<B: Backend + ?Sized>(
     request: &DoctorRequest,
     checks: &mut Vec<Check>,
 ) -> Result<()> {
-    let table = b.table().clone();
     let standby = b
         .server_role()
         .ok()
@@ -245,7 +242,7 @@ fn plan_checks<B: Backend + ?Sized>(
                 ExplainTarget::Reap,
                 ExplainTarget::Purge,
             ],
-            queue: default_queue(&table.layout, None),
+            queue: None,
             sort_threshold: request.sort_threshold,
             custom_sql: None,
             analyze: false,

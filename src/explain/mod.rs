@@ -47,6 +47,9 @@ pub struct QueryCheck {
     /// Some value or step was guessed: the verdict may change with the
     /// application's own values.
     pub provisional: bool,
+    /// The queue a claim that takes one was measured on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue: Option<JudgedQueue>,
     #[serde(skip)]
     pub lines: Vec<PlanLine>,
 }
@@ -98,6 +101,8 @@ struct Sample {
     /// its column's: the statement bound by the columns' types, and each
     /// column so bound with the driver's type.
     typed: Option<(Stmt, Vec<(String, String)>)>,
+    /// Whether it claims from one queue (its cost is that queue's).
+    takes_queue: bool,
 }
 
 /// A pick statement without its locking clause: row locks are writes.
@@ -135,7 +140,7 @@ fn planned(dialect: &crate::sql::Dialect, sample: &Sample) -> Stmt {
 fn sample<B: Backend + ?Sized>(
     b: &mut B,
     target: ExplainTarget,
-    request: &ExplainRequest,
+    queue: Option<&str>,
 ) -> Result<std::result::Result<Sample, String>> {
     // What purge deletes: finished jobs, or where a completed job is
     // deleted at once (graphile-worker), dead letters.
@@ -178,7 +183,9 @@ fn sample<B: Backend + ?Sized>(
         ExplainTarget::Claim => {
             let claim = ClaimRequest {
                 worker: "qctl-explain".into(),
-                queue: request.queue.clone(),
+                queue: queue
+                    .filter(|_| t.q(Concept::Queue).is_some())
+                    .map(str::to_string),
                 lease: t
                     .layout
                     .column(Concept::LockedUntil)
@@ -199,6 +206,7 @@ fn sample<B: Backend + ?Sized>(
                 state: Some(Status::Pending),
                 index: Some(IndexSpec::claim(t)),
                 typed: None,
+                takes_queue: claim.queue.is_some(),
             }
         }
         ExplainTarget::Reap => {
@@ -220,6 +228,7 @@ fn sample<B: Backend + ?Sized>(
                 state: Some(Status::Running),
                 index: IndexSpec::state(t),
                 typed: None,
+                takes_queue: false,
             }
         }
         ExplainTarget::Purge => {
@@ -234,6 +243,7 @@ fn sample<B: Backend + ?Sized>(
                 state: None,
                 index: IndexSpec::state(t),
                 typed: None,
+                takes_queue: false,
             }
         }
     }))
@@ -244,7 +254,7 @@ fn sample<B: Backend + ?Sized>(
 fn custom_sample<B: Backend + ?Sized>(
     b: &mut B,
     script: &str,
-    queue: Option<&str>,
+    queue: &str,
     findings: &mut Vec<PlanFinding>,
     notes: &mut Vec<String>,
 ) -> Result<Sample> {
@@ -253,11 +263,16 @@ fn custom_sample<B: Backend + ?Sized>(
         notes.push(note);
     }
     driver_setup(b)?;
-    let typed_sql = chosen.0.as_str();
+    let (typed_sql, queue_params) = placeholders::mark_queue(&chosen.0, b.table().dialect);
+    let typed_sql = typed_sql.as_str();
     // Binding sees the statement without its locking clauses: a server
     // may refuse even to prepare a locking read in a read-only session.
     let types = b.describe_params(&sqltext::without_locks(typed_sql, b.table().dialect.lexer))?;
-    let (binds, guessed) = placeholders::bind_values(b, typed_sql, &types, queue)?;
+    let placeholders::Bound {
+        binds,
+        findings: guessed,
+        takes_queue,
+    } = placeholders::bind_values(b, typed_sql, &types, queue, &queue_params)?;
     // The statement as the system's driver sends it.
     let (driven, driver_columns) = driver_bound(b.table(), typed_sql)?;
     let sql = driven.as_str();
@@ -319,6 +334,7 @@ fn custom_sample<B: Backend + ?Sized>(
         state: Some(Status::Pending),
         index,
         typed,
+        takes_queue,
     })
 }
 
@@ -575,6 +591,80 @@ pub fn derived_index(t: &crate::sql::schema::QueueTable, read_sql: &str) -> Opti
     })
 }
 
+/// The queue a claim that takes one is measured on: the one asked for
+/// (`--queue`), else the one with the most ready jobs, since a claim on a
+/// queue with nothing to claim finds nothing and looks cheap.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct JudgedQueue {
+    pub name: String,
+    /// Its ready jobs; null when they could not be counted (counting
+    /// outlasted the statement timeout).
+    pub ready: Option<u64>,
+    /// Picked by qctl (the queue with the most ready jobs), not asked for
+    /// with `--queue`.
+    pub picked: bool,
+}
+
+impl JudgedQueue {
+    /// A finding when it held nothing to claim: the verdict is then
+    /// provisional.
+    fn finding(&self, query: &str) -> Option<PlanFinding> {
+        if self.ready != Some(0) {
+            return None;
+        }
+        let name = crate::text::sanitize(&self.name);
+        let detail = if self.picked {
+            format!(
+                "no queue holds a ready job, so the {query} check was measured on queue \
+                 '{name}', where it finds nothing to claim and looks cheap; the verdict is \
+                 provisional until checked while jobs wait"
+            )
+        } else {
+            format!(
+                "queue '{name}' holds no ready job, so the {query} check finds nothing to claim \
+                 and looks cheap; the verdict is provisional (pass --queue with a queue that has \
+                 ready jobs)"
+            )
+        };
+        Some(PlanFinding::new(
+            Severity::Warning,
+            FindingKind::EmptyQueue,
+            detail,
+        ))
+    }
+}
+
+fn judged_queue<B: Backend + ?Sized>(b: &mut B, asked: Option<&str>) -> Result<JudgedQueue> {
+    let stmt = {
+        let q = QueueSql::new(b.table(), chrono::Utc::now());
+        crate::sql::probe::ready_by_queue(&q, asked, 1)?
+    };
+    let rows = match &stmt {
+        Some(stmt) => match in_tx(b, TxMode::Read, true, |b| b.query(stmt)) {
+            Ok(rows) => Some(rows),
+            Err(err) if QctlError::is_statement_timeout(&err) => None,
+            Err(err) => return Err(err),
+        },
+        None => None,
+    };
+    let top = rows.as_ref().and_then(|rows| rows.first()).and_then(|row| {
+        let name = row.first()?.clone().into_text()?;
+        Some((name, row.get(1)?.as_i64()?.max(0) as u64))
+    });
+    Ok(match (top, asked) {
+        (Some((name, ready)), None) => JudgedQueue {
+            name,
+            ready: Some(ready),
+            picked: true,
+        },
+        (top, asked) => JudgedQueue {
+            name: asked.unwrap_or("default").to_string(),
+            ready: rows.map(|_| top.map_or(0, |(_, ready)| ready)),
+            picked: asked.is_none(),
+        },
+    })
+}
+
 /// How many rows a state holds (in the claim's queue, when given); None
 /// when counting them outlasted the statement timeout (no index serves the
 /// state on a big table).
@@ -583,23 +673,9 @@ fn backlog<B: Backend + ?Sized>(
     state: Status,
     queue: Option<&str>,
 ) -> Result<Option<u64>> {
-    let stmt = {
-        let q = QueueSql::new(b.table(), chrono::Utc::now());
-        let Some(filter) = q.state(state) else {
-            return Ok(Some(0));
-        };
-        let mut binds = crate::sql::Binds::default();
-        let queue = match queue {
-            Some(queue) if b.table().q(Concept::Queue).is_some() => {
-                q.queue_filter(Some(queue), &mut binds)?
-            }
-            _ => String::new(),
-        };
-        let text = format!(
-            "SELECT count(*) FROM {} WHERE {filter}{queue}",
-            b.table().table()
-        );
-        Stmt::new(b.table().dialect, &text, binds)
+    let q = QueueSql::new(b.table(), chrono::Utc::now());
+    let Some(stmt) = crate::sql::probe::state_count(&q, state, queue)? else {
+        return Ok(Some(0));
     };
     match in_tx(b, TxMode::Read, true, |b| b.query(&stmt)) {
         Ok(rows) => Ok(Some(first_int(&rows).max(0) as u64)),
@@ -775,22 +851,12 @@ fn side_tables<B: Backend + ?Sized>(
 /// The rows of a table, counted up to one past [`SIDE_TABLE_ROWS`]; None
 /// when the name cannot be read (a function's result, a CTE).
 fn bounded_count<B: Backend + ?Sized>(b: &mut B, table: &str) -> Result<Option<u64>> {
-    let d = b.table().dialect;
-    let parts: Option<Vec<String>> = table
-        .split('.')
-        .map(|p| Ident::new(p, "table").ok().map(|i| d.ident(&i)))
-        .collect();
-    let Some(parts) = parts else {
+    let Some(stmt) =
+        crate::sql::probe::bounded_count(b.table().dialect, table, SIDE_TABLE_ROWS + 1)
+    else {
         return Ok(None);
     };
-    let sql = format!(
-        "SELECT count(*) FROM (SELECT 1 FROM {} LIMIT {}) t",
-        parts.join("."),
-        SIDE_TABLE_ROWS + 1
-    );
-    let rows = in_tx(b, TxMode::Read, true, |b| {
-        b.query(&Stmt::plain(sql.clone()))
-    });
+    let rows = in_tx(b, TxMode::Read, true, |b| b.query(&stmt));
     Ok(rows.ok().map(|rows| first_int(&rows).max(0) as u64))
 }
 
@@ -802,6 +868,7 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
     let mut checks = Vec::new();
     let mut suggested: Vec<IndexSpec> = Vec::new();
     let mut notes = Vec::new();
+    let mut judged: Option<JudgedQueue> = None;
     for target in &request.queries {
         let mut findings = Vec::new();
         // A queue system's preset checks the system's own claim, as the
@@ -816,11 +883,20 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
                 .map(|sql| sql.split_whitespace().collect::<Vec<_>>().join(" ")),
             _ => None,
         };
+        let queues = own.is_some() || b.table().q(Concept::Queue).is_some();
+        if *target == ExplainTarget::Claim && queues && judged.is_none() {
+            judged = Some(judged_queue(b, request.queue.as_deref())?);
+        }
+        let queue = judged.as_ref().map(|j| j.name.as_str());
         let sample = match own {
-            Some(own) => {
-                custom_sample(b, &own, request.queue.as_deref(), &mut findings, &mut notes)?
-            }
-            _ => match sample(b, *target, request)? {
+            Some(own) => custom_sample(
+                b,
+                &own,
+                queue.unwrap_or("default"),
+                &mut findings,
+                &mut notes,
+            )?,
+            None => match sample(b, *target, queue)? {
                 Ok(sample) => sample,
                 Err(note) => {
                     notes.push(note);
@@ -828,9 +904,11 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
                 }
             },
         };
+        let on_queue = judged.as_ref().filter(|_| sample.takes_queue);
+        findings.extend(on_queue.and_then(|j| j.finding(target.name())));
         let (backlog_here, backlog_all) = match sample.state {
             Some(state) => {
-                let here = backlog(b, state, request.queue.as_deref())?;
+                let here = backlog(b, state, on_queue.map(|j| j.name.as_str()))?;
                 let all = match here {
                     Some(_) => backlog(b, state, None)?,
                     None => None,
@@ -1055,6 +1133,7 @@ pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Resu
             measure,
             findings,
             provisional,
+            queue: on_queue.cloned(),
             lines: plan.lines,
         });
     }

@@ -11,9 +11,9 @@ use anyhow::Result;
 
 use super::{FindingKind, PlanFinding, Severity};
 use crate::db::Backend;
-use crate::layout::{Concept, Ident, Layout, Status};
+use crate::layout::{Concept, Layout, Status};
 use crate::sql::sqltext::{self, Context, Lexer};
-use crate::sql::{Bind, Stmt, Value};
+use crate::sql::{Bind, Value};
 
 /// What value a placeholder stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,14 +130,24 @@ pub type NumberedFinding = (usize, PlanFinding);
 /// The values to bind for `sql`'s `count` parameters (`types`: the type
 /// the server infers for each, where it does), and a finding for each one
 /// qctl could not guess from the layout, by parameter number.
+/// `queue_params` are the parameters that stand for the queue whatever
+/// they are compared with (a preset's `{queue}`); they and every other
+/// placeholder guessed to be the queue are bound `queue`.
 pub fn bind_values<B: Backend + ?Sized>(
     b: &mut B,
     sql: &str,
     types: &[Option<String>],
-    queue: Option<&str>,
-) -> Result<(Vec<Bind>, Vec<NumberedFinding>)> {
+    queue: &str,
+    queue_params: &[usize],
+) -> Result<Bound> {
     let lexer = b.table().dialect.lexer;
-    let guesses = guess_placeholders(sql, lexer, &b.table().layout);
+    let mut guesses = guess_placeholders(sql, lexer, &b.table().layout);
+    for g in guesses.iter_mut() {
+        if queue_params.contains(&g.number) {
+            g.guess = Guess::Queue;
+        }
+    }
+    let takes_queue = guesses.iter().any(|g| g.guess == Guess::Queue);
     let tokens = sqltext::tokenize(sql, lexer);
     let tables: Vec<String> = sqltext::tables(&tokens)
         .into_iter()
@@ -157,7 +167,7 @@ pub fn bind_values<B: Backend + ?Sized>(
         let guess = found.map_or(Guess::Unknown, |g| g.guess.clone());
         let t = b.table();
         let bind = match guess {
-            Guess::Queue => Bind::Text(queue.unwrap_or("default").to_string()),
+            Guess::Queue => Bind::Text(queue.to_string()),
             Guess::PendingStatus => Bind::Text(
                 t.layout
                     .statuses
@@ -244,7 +254,50 @@ pub fn bind_values<B: Backend + ?Sized>(
         };
         binds.push(bind);
     }
-    Ok((binds, findings))
+    Ok(Bound {
+        binds,
+        findings,
+        takes_queue,
+    })
+}
+
+/// The values a statement's placeholders are bound with.
+pub struct Bound {
+    pub binds: Vec<Bind>,
+    /// A finding for each placeholder qctl could not guess from the
+    /// layout, by parameter number.
+    pub findings: Vec<NumberedFinding>,
+    /// Whether a placeholder stands for the queue: the statement claims
+    /// from one queue, and its cost is that queue's.
+    pub takes_queue: bool,
+}
+
+/// A preset's claim with its `{queue}` marks written as a placeholder (the
+/// next number, in the dialect's style), and the numbers they got: the
+/// statement was captured with its queue written in, and is judged on
+/// the queue qctl picks.
+pub fn mark_queue(sql: &str, d: &crate::sql::Dialect) -> (String, Vec<usize>) {
+    const MARK: &str = "{queue}";
+    if !sql.contains(MARK) {
+        return (sql.to_string(), Vec::new());
+    }
+    let count = |text: &str| sqltext::placeholders(&sqltext::tokenize(text, d.lexer));
+    let next = count(sql).iter().map(|p| p.number).max().unwrap_or(0) + 1;
+    if d.placeholder(1) != d.placeholder(2) {
+        return (sql.replace(MARK, &d.placeholder(next)), vec![next]);
+    }
+    // Positional `?`: a mark's number is one past the placeholders before it.
+    let mut marked = String::new();
+    let mut numbers = Vec::new();
+    let mut rest = sql;
+    while let Some(at) = rest.find(MARK) {
+        marked.push_str(&rest[..at]);
+        numbers.push(count(&marked).len() + 1);
+        marked.push('?');
+        rest = &rest[at + MARK.len()..];
+    }
+    marked.push_str(rest);
+    (marked, numbers)
 }
 
 fn guessed_now(token: &str, ty_note: &str, column: &str) -> PlanFinding {
@@ -347,29 +400,12 @@ fn sample<B: Backend + ?Sized>(
     tables: &[String],
     column: &str,
 ) -> Result<Option<(String, Value)>> {
-    let d = b.table().dialect;
-    let Ok(col) = Ident::new(column, "column") else {
-        return Ok(None);
-    };
     for table in tables {
-        let parts: Option<Vec<String>> = table
-            .split('.')
-            .map(|p| Ident::new(p, "table").ok().map(|i| d.ident(&i)))
-            .collect();
-        let Some(parts) = parts else { continue };
-        // As text, whatever the type: every database can say it, and the
-        // bind is then encoded for the placeholder's own type.
-        // The dialect's own cast: MySQL/MariaDB cast to CHAR, not TEXT.
-        let sql = format!(
-            "SELECT {} FROM {t} WHERE {c} IS NOT NULL LIMIT 1",
-            d.as_text(&d.ident(&col)),
-            c = d.ident(&col),
-            t = parts.join(".")
-        );
+        let Some(stmt) = crate::sql::probe::sample_value(b.table().dialect, table, column) else {
+            continue;
+        };
         // A table without the column is an error: try the next.
-        let rows = crate::db::in_tx(b, crate::db::TxMode::Read, false, |b| {
-            b.query(&Stmt::plain(sql.clone()))
-        });
+        let rows = crate::db::in_tx(b, crate::db::TxMode::Read, false, |b| b.query(&stmt));
         if let Ok(rows) = rows
             && let Some(value) = rows.into_iter().next().and_then(|r| r.into_iter().next())
             && let Some(text) = value.into_text()

@@ -11,7 +11,7 @@ use crate::db::{Access, Backend};
 use crate::duration::{format_age, format_duration};
 use crate::error::QctlError;
 use crate::model::{BlockedSample, ScrapeCause, Stats, TargetSample};
-use crate::request::{ExplainRequest, ExplainTarget, StatsRequest, default_queue, stale_rule};
+use crate::request::{ExplainRequest, ExplainTarget, StatsRequest, stale_rule};
 
 /// The longest pause between tries at a failing database (unless the
 /// interval is longer).
@@ -278,7 +278,7 @@ impl Collector {
         self.next_claim_check = Some(Instant::now() + every);
         let request = ExplainRequest {
             queries: vec![ExplainTarget::Claim],
-            queue: default_queue(&backend.table().layout, None),
+            queue: None,
             sort_threshold: 10_000,
             custom_sql: None,
             analyze: false,

@@ -11,6 +11,7 @@
 pub mod ddl;
 pub mod dialect;
 pub mod loads;
+pub mod probe;
 pub mod queue;
 pub mod schema;
 pub mod sqltext;
