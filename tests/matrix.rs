@@ -1020,7 +1020,246 @@ fn a_load_id_belongs_to_its_table(db: &dyn Db) {
     );
 }
 
+/// An application's claim file for `explain-claim --sql`, kept beside the
+/// test's database until the test ends.
+fn claim_file(sql: &str) -> tempfile::NamedTempFile {
+    let file = tempfile::Builder::new().suffix(".sql").tempfile().unwrap();
+    std::fs::write(file.path(), sql).unwrap();
+    file
+}
+
+/// The findings of the first check of an explain-claim report.
+fn findings_of(report: &Value) -> Vec<(String, String)> {
+    report["checks"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap().to_string(),
+                f["detail"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// 40 ready jobs in three queues, some with a last error, and a small
+/// table of queue locks beside them.
+fn queue_and_side_table(db: &dyn Db) {
+    db.run(&["init"]).assert_ok();
+    let lines: String = (0..40)
+        .map(|i| format!("{{\"payload\": {i}, \"queue\": \"q{}\"}}\n", i % 3))
+        .collect();
+    db.stdin(&["enqueue", "--from-file", "-"], &lines)
+        .assert_ok();
+    db.sql("UPDATE jobs SET last_error = 'x' WHERE id % 7 = 0");
+    db.sql(match db.kind() {
+        Kind::Mysql => "CREATE TABLE queue_locks (queue VARCHAR(100), locked_at DATETIME)",
+        Kind::Sqlite | Kind::Postgres => "CREATE TABLE queue_locks (queue TEXT, locked_at TEXT)",
+    });
+    db.sql("INSERT INTO queue_locks (queue) VALUES ('q0'), ('q1'), ('q2')");
+    db.sql(match db.kind() {
+        Kind::Mysql => "ANALYZE TABLE jobs, queue_locks",
+        Kind::Sqlite => "ANALYZE",
+        Kind::Postgres => "ANALYZE jobs; ANALYZE queue_locks",
+    });
+}
+
+/// A plan names a table by the alias the statement (or the planner) gave
+/// it: a scan of the queue table under another name is still the queue
+/// table's, named as such and never excused as a small table beside the
+/// queue; a WITH clause read twice is judged by what its own statement
+/// reads; a small side table under an alias is judged by its rows.
+fn plans_are_read_by_table_not_alias(db: &dyn Db) {
+    queue_and_side_table(db);
+    let check = |sql: &str| {
+        let file = claim_file(sql);
+        let run = db.run(&[
+            "--format",
+            "json",
+            "explain-claim",
+            "--sql",
+            file.path().to_str().unwrap(),
+        ]);
+        (run.code, run.json())
+    };
+    let beside = |report: &Value| report["notes"].to_string().contains("beside the queue");
+    // A self-join: the second reference `b` has no index on last_error.
+    let (code, report) = check(
+        "SELECT a.id FROM jobs a WHERE a.status = 'pending' \
+         AND a.queue IN (SELECT b.queue FROM jobs b WHERE b.last_error IS NOT NULL) \
+         ORDER BY a.run_at, a.id LIMIT 1",
+    );
+    let scans: Vec<String> = findings_of(&report)
+        .into_iter()
+        .filter(|(kind, _)| kind == "full_scan")
+        .map(|(_, detail)| detail)
+        .collect();
+    assert!(!beside(&report), "{report}");
+    assert_eq!(code, 1, "{report}");
+    assert!(
+        scans.iter().any(|d| d.contains("jobs")),
+        "the scan names the queue table: {scans:?}"
+    );
+    // A comma join, the queue table twice under aliases: whatever the
+    // planner makes of it, a scan it reports names the queue table.
+    let (_, report) = check(
+        "SELECT a.id FROM jobs a, jobs b WHERE a.status = 'pending' AND b.queue = a.queue \
+         AND b.last_error IS NOT NULL ORDER BY a.run_at, a.id LIMIT 1",
+    );
+    assert!(!beside(&report), "{report}");
+    for (kind, detail) in findings_of(&report) {
+        if kind == "full_scan" {
+            assert!(detail.contains("jobs"), "{detail}");
+        }
+    }
+    // Two WITH clauses, the queue table read in each; the second's rows
+    // are read again by the outer query, under an alias.
+    let (code, report) = check(
+        "WITH bad AS (SELECT queue FROM jobs WHERE last_error IS NOT NULL), \
+         firsts AS (SELECT id FROM jobs WHERE status = 'pending' \
+         AND queue NOT IN (SELECT queue FROM bad) ORDER BY run_at, id LIMIT 5) \
+         SELECT f.id FROM firsts f LIMIT 1",
+    );
+    let scans: Vec<String> = findings_of(&report)
+        .into_iter()
+        .filter(|(kind, _)| kind == "full_scan")
+        .map(|(_, detail)| detail)
+        .collect();
+    assert!(!beside(&report), "{report}");
+    assert_eq!(code, 1, "{report}");
+    assert!(
+        scans
+            .iter()
+            .all(|d| !d.contains("firsts") && !d.contains("derived")),
+        "a WITH clause's rows are no table: {scans:?}"
+    );
+    assert!(
+        scans.iter().any(|d| d.contains("jobs")),
+        "the scan inside the WITH clause is the queue table's: {scans:?}"
+    );
+    // A small table beside the queue, under an alias: read whole, no finding.
+    let (code, report) = check(
+        "SELECT j.id FROM jobs j WHERE j.status = 'pending' \
+         AND EXISTS (SELECT 1 FROM queue_locks l WHERE l.queue = j.queue AND l.locked_at IS NULL) \
+         ORDER BY j.run_at, j.id LIMIT 1",
+    );
+    assert!(
+        report["notes"]
+            .to_string()
+            .contains("reads all of queue_locks, a table beside the queue"),
+        "{report}"
+    );
+    assert!(
+        findings_of(&report)
+            .iter()
+            .all(|(kind, _)| kind != "full_scan"),
+        "{report}"
+    );
+    assert_eq!(code, 0, "{report}");
+}
+
+/// A claim that takes a queue is measured on the queue with the most
+/// ready jobs when none is asked for, and says which; one measured on a
+/// queue without ready jobs is provisional.
+fn a_claim_is_judged_on_a_real_queue(db: &dyn Db) {
+    queue_and_side_table(db);
+    // q0 holds the most ready jobs: 14 of 40.
+    let report = json(db, &["explain-claim"]);
+    assert_eq!(
+        report["checks"][0]["queue"],
+        json!({"name": "q0", "ready": 14, "picked": true})
+    );
+    assert_eq!(report["provisional"], false, "{report}");
+    let text = db.run(&["explain-claim"]);
+    assert!(
+        text.stdout
+            .contains("measured on queue: q0 (14 ready, the queue with the most"),
+        "{}",
+        text.stdout
+    );
+    // An application's own claim, its queue a placeholder.
+    let file = claim_file(&format!(
+        "SELECT id FROM jobs WHERE status = 'pending' AND queue = {} ORDER BY run_at, id LIMIT 1",
+        if db.kind() == Kind::Postgres {
+            "$1"
+        } else {
+            "?"
+        }
+    ));
+    let path = file.path().to_str().unwrap();
+    let report = json(db, &["explain-claim", "--sql", path]);
+    assert_eq!(report["checks"][0]["queue"]["name"], "q0", "{report}");
+    // Asked for a queue without ready jobs: provisional, and said so.
+    let run = db.run(&[
+        "--format",
+        "json",
+        "explain-claim",
+        "--queue",
+        "nothing-here",
+    ]);
+    let report = run.json();
+    assert_eq!(run.code, 0, "{report}");
+    assert_eq!(report["provisional"], true, "{report}");
+    assert!(
+        findings_of(&report)
+            .iter()
+            .any(|(kind, detail)| kind == "empty_queue" && detail.contains("'nothing-here'")),
+        "{report}"
+    );
+    // No ready job anywhere: provisional too.
+    db.sql("UPDATE jobs SET status = 'done'");
+    let report = json(db, &["explain-claim", "--sql", path]);
+    assert_eq!(report["provisional"], true, "{report}");
+    assert!(
+        findings_of(&report)
+            .iter()
+            .any(|(kind, detail)| kind == "empty_queue" && detail.contains("no queue holds")),
+        "{report}"
+    );
+}
+
+/// A placeholder compared with a column the layout does not map is bound
+/// a value found in that column, on every database (each casts to text
+/// its own way).
+fn a_placeholder_borrows_a_value_on_every_database(db: &dyn Db) {
+    queue_and_side_table(db);
+    let file = claim_file(&format!(
+        "SELECT id FROM jobs WHERE status = 'pending' AND last_error = {} ORDER BY run_at, id LIMIT 1",
+        if db.kind() == Kind::Postgres {
+            "$1"
+        } else {
+            "?"
+        }
+    ));
+    // Exit 1 or 0 (no index serves last_error): the binding is the point.
+    let report = db
+        .run(&[
+            "--format",
+            "json",
+            "explain-claim",
+            "--sql",
+            file.path().to_str().unwrap(),
+        ])
+        .json();
+    let guessed: Vec<(String, String)> = findings_of(&report)
+        .into_iter()
+        .filter(|(kind, _)| kind == "guessed_parameter" || kind == "unbound_parameter")
+        .collect();
+    assert_eq!(guessed.len(), 1, "{report}");
+    assert_eq!(guessed[0].0, "guessed_parameter", "{report}");
+    assert!(
+        guessed[0]
+            .1
+            .contains("bound 'x', a value found in jobs.last_error"),
+        "{guessed:?}"
+    );
+}
+
 on_every_backend!(
+    plans_are_read_by_table_not_alias,
+    a_claim_is_judged_on_a_real_queue,
+    a_placeholder_borrows_a_value_on_every_database,
     a_load_id_belongs_to_its_table,
     bulk_input_at_its_edges,
     a_table_qctl_cannot_describe_is_refused_in_words,

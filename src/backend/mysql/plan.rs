@@ -45,6 +45,7 @@ pub fn plan(b: &mut MysqlBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> {
     let mut lines = Vec::new();
     let mut findings = Vec::new();
     let judge = Judge {
+        tokens: sqltext::tokenize(&stmt.sql, b.table.dialect.lexer),
         limited: stmt.sql.contains(" LIMIT "),
         sorted: has_filesort(&doc),
         backlog: how.backlog,
@@ -87,6 +88,8 @@ fn key_parts(node: &serde_json::Value, out: &mut Vec<String>) {
 }
 
 struct Judge {
+    /// The statement planned: the plan names tables by their aliases.
+    tokens: Vec<sqltext::Token>,
     /// The statement has a LIMIT that can stop a scan early.
     limited: bool,
     /// The plan sorts (a filesort): a scan under it reads everything.
@@ -204,6 +207,26 @@ fn table_line(
     }
     let line = lines.len();
     lines.push(PlanLine { depth, text });
+    // A materialized result (a derived table, a WITH clause's rows) is no
+    // table: the statement that fills it is judged by its own nodes.
+    let derived = table.starts_with('<')
+        || map.contains_key("materialized")
+        || map.contains_key("materialized_from_subquery");
+    let relation = match sqltext::named(&judge.tokens, &table) {
+        _ if derived => None,
+        sqltext::Named::Result(_) => None,
+        sqltext::Named::Table(name) => Some(name),
+        sqltext::Named::Unknown => Some(table.clone()),
+    };
+    let Some(relation) = relation else {
+        return;
+    };
+    // The table read, and the alias the plan knows it by.
+    let shown = if sqltext::base_name(&relation).eq_ignore_ascii_case(&table) {
+        table.clone()
+    } else {
+        format!("{table} (table {relation})")
+    };
     match access {
         // Without a sort in between, a LIMIT stops the scan at the first
         // matching rows: cheap while they sit at the start of the table.
@@ -211,23 +234,23 @@ fn table_line(
             severity: Severity::Warning,
             kind: FindingKind::LimitedScan,
             detail: format!(
-                "access_type ALL on {table} under a LIMIT: stops after enough matching rows, so \
+                "access_type ALL on {shown} under a LIMIT: stops after enough matching rows, so \
                  it is cheap only while they sit at the start of the table"
             ),
             line: Some(line),
             subject: None,
-            relation: None,
+            relation: Some(relation),
         }),
         "ALL" => findings.push(PlanFinding {
             severity: Severity::Error,
             kind: FindingKind::FullScan,
             detail: format!(
-                "access_type ALL on {table}: every run reads the whole table, so it slows down as \
+                "access_type ALL on {shown}: every run reads the whole table, so it slows down as \
                  history grows"
             ),
             line: Some(line),
             subject: Some(table),
-            relation: None,
+            relation: Some(relation),
         }),
         // A whole index read from one end: fine only if the first entries
         // match.
@@ -410,6 +433,7 @@ mod tests {
 
     fn judge(doc: &serde_json::Value, sql: &str) -> Vec<(FindingKind, Severity)> {
         let j = Judge {
+            tokens: sqltext::tokenize(sql, sqltext::Lexer::Mysql),
             limited: sql.contains(" LIMIT "),
             sorted: has_filesort(doc),
             backlog: 50_000,

@@ -12,7 +12,7 @@ use rusqlite::StatementStatus;
 use super::SqliteBackend;
 use crate::db::{FindingKind, Measured, PlanFinding, PlanLine, Severity};
 use crate::db::{Plan, PlanHow, Session, TxMode};
-use crate::sql::{Stmt, Value};
+use crate::sql::{Stmt, Value, sqltext};
 
 /// One row of `EXPLAIN QUERY PLAN`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,9 +87,15 @@ pub fn classify_line(detail: &str) -> LineKind {
     LineKind::Other
 }
 
-/// The findings for a plan; `sorted` is how many rows a temporary sort
+/// The findings for a plan of the statement `tokens` (the plan names a
+/// table by its alias); `sorted` is how many rows a temporary sort
 /// receives on every run (measured, else the rows the filter matches).
-pub fn findings(rows: &[PlanRow], sorted: u64, sort_threshold: u64) -> Vec<PlanFinding> {
+pub fn findings(
+    rows: &[PlanRow],
+    tokens: &[sqltext::Token],
+    sorted: u64,
+    sort_threshold: u64,
+) -> Vec<PlanFinding> {
     // A CTE's rows are scanned as `SCAN name` too: the name a plan row
     // builds (`CO-ROUTINE qctl_v`, `MATERIALIZE v`) is no table.
     let built: Vec<&str> = rows
@@ -106,17 +112,31 @@ pub fn findings(rows: &[PlanRow], sorted: u64, sort_threshold: u64) -> Vec<PlanF
     for (line, row) in rows.iter().enumerate() {
         match classify_line(&row.detail) {
             LineKind::FullScan { table } if built.contains(&table.as_str()) => {}
-            LineKind::FullScan { table } => out.push(PlanFinding {
-                severity: Severity::Error,
-                kind: FindingKind::FullScan,
-                detail: format!(
-                    "{}: every run reads the whole table {table}, so it slows down as history grows",
-                    row.detail
-                ),
-                line: Some(line),
-                subject: Some(table),
-                relation: None,
-            }),
+            LineKind::FullScan { table } => {
+                let relation = match sqltext::named(tokens, &table) {
+                    // A WITH clause's rows under an alias: no table.
+                    sqltext::Named::Result(_) => continue,
+                    sqltext::Named::Table(name) => name,
+                    sqltext::Named::Unknown => table.clone(),
+                };
+                let shown = if sqltext::base_name(&relation).eq_ignore_ascii_case(&table) {
+                    table.clone()
+                } else {
+                    format!("{relation} (as {table})")
+                };
+                out.push(PlanFinding {
+                    severity: Severity::Error,
+                    kind: FindingKind::FullScan,
+                    detail: format!(
+                        "{}: every run reads the whole table {shown}, so it slows down as history \
+                         grows",
+                        row.detail
+                    ),
+                    line: Some(line),
+                    subject: Some(table),
+                    relation: Some(relation),
+                })
+            }
             LineKind::IndexScan { index, .. } => out.push(PlanFinding {
                 severity: Severity::Warning,
                 kind: FindingKind::IndexScan,
@@ -156,7 +176,10 @@ pub fn findings(rows: &[PlanRow], sorted: u64, sort_threshold: u64) -> Vec<PlanF
             LineKind::AutomaticIndex => out.push(PlanFinding {
                 severity: Severity::Warning,
                 kind: FindingKind::AutomaticIndex,
-                detail: format!("{}: SQLite builds a temporary index on every run", row.detail),
+                detail: format!(
+                    "{}: SQLite builds a temporary index on every run",
+                    row.detail
+                ),
                 line: Some(line),
                 subject: None,
                 relation: None,
@@ -217,6 +240,7 @@ pub fn plan(b: &mut SqliteBackend, stmt: &Stmt, how: PlanHow) -> Result<Plan> {
         lines,
         findings: findings(
             &rows,
+            &sqltext::tokenize(&stmt.sql, b.table.dialect.lexer),
             how.sort_rows.unwrap_or(how.backlog),
             how.sort_threshold,
         ),
@@ -685,9 +709,15 @@ mod tests {
                 detail: "USE TEMP B-TREE FOR ORDER BY".into(),
             },
         ];
-        assert_eq!(findings(&rows, 50, 10_000)[0].severity, Severity::Warning);
-        assert_eq!(findings(&rows, 50_000, 10_000)[0].severity, Severity::Error);
-        assert_eq!(findings(&rows, 50_000, 10_000)[0].line, Some(1));
+        assert_eq!(
+            findings(&rows, &[], 50, 10_000)[0].severity,
+            Severity::Warning
+        );
+        assert_eq!(
+            findings(&rows, &[], 50_000, 10_000)[0].severity,
+            Severity::Error
+        );
+        assert_eq!(findings(&rows, &[], 50_000, 10_000)[0].line, Some(1));
     }
 
     #[test]
@@ -712,10 +742,13 @@ mod tests {
             row(15, 13, "SCAN qctl_v"),
             row(30, 5, "SCAN qctl_v"),
         ];
-        assert!(findings(&rows, 0, 10_000).is_empty());
+        assert!(findings(&rows, &[], 0, 10_000).is_empty());
         // The same words for a table are a full scan.
         let rows = vec![row(2, 0, "SCAN jobs"), row(3, 0, "CO-ROUTINE qctl_v")];
-        assert_eq!(findings(&rows, 0, 10_000)[0].kind, FindingKind::FullScan);
+        assert_eq!(
+            findings(&rows, &[], 0, 10_000)[0].kind,
+            FindingKind::FullScan
+        );
     }
 
     #[test]
