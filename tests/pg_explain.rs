@@ -1073,3 +1073,155 @@ fn pg_boss_purge_searches_queue_by_queue() {
         0
     );
 }
+
+/// The findings of the claim check of an explain-claim report, as (kind,
+/// detail).
+fn claim_findings(report: &serde_json::Value) -> Vec<(String, String)> {
+    report["checks"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap().to_string(),
+                f["detail"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn fixture_file(path: &str) -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(path)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Procrastinate 2.7.0 (its own installer's tables, its worker's claim):
+/// with no --queue the claim is measured on the queue that has ready jobs
+/// ('emails'), not on an empty 'default', and there the NOT EXISTS lock
+/// check reads every earlier job of the lock (2.7's lock index lacks
+/// 'aborting'): a history walk, exit 1, for the preset's claim and for
+/// the worker's own statement alike.
+#[test]
+fn procrastinate_2_7_is_judged_on_the_queue_with_work() {
+    let db = PgDb::new();
+    load_fixture(&db, "procrastinate/v2.7.0");
+    db.exec(
+        "INSERT INTO procrastinate_jobs (queue_name, task_name, lock, status)
+           SELECT 'emails', 'send', 'lock' || (n % 50), 'succeeded' FROM generate_series(1, 100000) n;
+         INSERT INTO procrastinate_jobs (queue_name, task_name, lock, status)
+           SELECT 'emails', 'send', 'lock' || (n % 50), 'todo' FROM generate_series(1, 20) n;
+         ANALYZE procrastinate_jobs;",
+    );
+    let own = fixture_file("procrastinate/v2.7.0/claim.sql");
+    for args in [vec!["explain-claim"], vec!["explain-claim", "--sql", &own]] {
+        let mut full = vec!["--format", "json"];
+        full.extend_from_slice(&args);
+        let run = db.run(&full);
+        let report = run.json();
+        assert_eq!(
+            report["checks"][0]["queue"],
+            serde_json::json!({"name": "emails", "ready": 20, "picked": true}),
+            "{args:?}: {report}"
+        );
+        assert!(
+            report["checks"][0]["sql"]
+                .as_str()
+                .unwrap()
+                .contains("'todo', 'doing', 'aborting'"),
+            "the statement 2.7 runs: {report}"
+        );
+        let kinds: Vec<String> = claim_findings(&report)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        assert!(
+            kinds.contains(&"history_walk".to_string()),
+            "{args:?}: {report}"
+        );
+        assert_eq!(run.code, 1, "{args:?}: {report}");
+    }
+    // On the empty queue the same claim looks cheap: provisional, and said.
+    let run = db.run(&["--format", "json", "explain-claim", "--queue", "default"]);
+    let report = run.json();
+    assert_eq!(report["provisional"], true, "{report}");
+    assert!(
+        claim_findings(&report)
+            .iter()
+            .any(|(kind, _)| kind == "empty_queue"),
+        "{report}"
+    );
+}
+
+/// Graphile Worker 0.16.0's own getJob statement: its list of named
+/// queues, `_private_job_queues` read under the alias `job_queues`, holds a
+/// row per queue and is read whole; that is no finding, and the note names
+/// the table.
+#[test]
+fn graphile_0_16_s_queue_list_is_a_side_table() {
+    let db = PgDb::new();
+    load_fixture(&db, "graphile-worker/v0.16.0");
+    db.exec(
+        "INSERT INTO graphile_worker._private_jobs (task_id, payload, run_at, job_queue_id, max_attempts, priority)
+           SELECT (SELECT min(id) FROM graphile_worker._private_tasks), '{}', now() + interval '1 day',
+                  (SELECT min(id) FROM graphile_worker._private_job_queues), 25, 0
+           FROM generate_series(1, 20000);
+         ANALYZE graphile_worker._private_jobs; ANALYZE graphile_worker._private_job_queues;",
+    );
+    let own = fixture_file("graphile-worker/v0.16.0/claim.sql");
+    let run = db.run(&["--format", "json", "explain-claim", "--sql", &own]);
+    let report = run.json();
+    assert!(
+        claim_findings(&report)
+            .iter()
+            .all(|(kind, detail)| kind != "full_scan" || !detail.contains("_private_job_queues")),
+        "{report}"
+    );
+    assert!(
+        report["notes"]
+            .to_string()
+            .contains("_private_job_queues, a table beside the queue"),
+        "{report}"
+    );
+    assert_eq!(run.code, 0, "{report}");
+}
+
+/// PgQueuer 0.14.1's own claim reads its table four times, once under the
+/// alias `existing_job`: a scan of any of them is the queue table's,
+/// never excused as a table beside the queue; the values its WITH clause
+/// selects (retry_after, serialized, concurrency_limit) decide its joins,
+/// and binding them NULL makes the verdict provisional, said so.
+#[test]
+fn pgqueuer_0_14_s_queue_table_is_never_a_side_table() {
+    let db = PgDb::new();
+    load_fixture(&db, "pgqueuer/v0.14.1");
+    db.exec(
+        "INSERT INTO pgqueuer (priority, status, entrypoint) SELECT 0, 'picked', 'bulk' FROM generate_series(1, 20000);
+         INSERT INTO pgqueuer (priority, status, entrypoint) SELECT 0, 'queued', 'send' FROM generate_series(1, 18);
+         ANALYZE pgqueuer;",
+    );
+    let own = fixture_file("pgqueuer/v0.14.1/claim.sql");
+    let run = db.run(&["--format", "json", "explain-claim", "--sql", &own]);
+    let report = run.json();
+    assert!(
+        !report["notes"].to_string().contains("beside the queue"),
+        "{report}"
+    );
+    assert_eq!(report["checks"][0]["queue"]["name"], "send", "{report}");
+    let findings = claim_findings(&report);
+    for (kind, detail) in &findings {
+        if kind == "full_scan" {
+            assert!(detail.contains("on pgqueuer"), "{detail}");
+        }
+    }
+    let unbound = findings
+        .iter()
+        .filter(|(kind, _)| kind == "unbound_parameter")
+        .count();
+    assert_eq!(unbound, 3, "{report}");
+    assert_eq!(report["provisional"], true, "{report}");
+    assert_eq!(run.code, 1, "{report}");
+}

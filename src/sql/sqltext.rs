@@ -683,7 +683,11 @@ pub fn context(tokens: &[Token], param: usize) -> Context {
         }
     }
     match clause.as_deref() {
-        Some("set" | "select" | "values" | "returning") => Context::Written,
+        Some("set" | "values" | "returning") => Context::Written,
+        // The statement's own select list only: a value a WITH clause or a
+        // subquery selects may be joined and filtered on (PgQueuer's
+        // `unnest($4::boolean[]) AS serialized` decides a NOT EXISTS).
+        Some("select") if tokens[param].depth == 0 => Context::Written,
         _ => Context::Unknown,
     }
 }
