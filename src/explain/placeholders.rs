@@ -349,13 +349,13 @@ fn from_sample(
             }
         }
         Value::Float(f) if timeish && f > 2_400_000.0 && f < 2_600_000.0 => (
-            crate::sql::time::encode(now, crate::sql::schema::TimeRepr::JulianDay),
+            crate::sql::time::encode(now, crate::sql::time::TimeRepr::JulianDay),
             "the current time as a julian day, as the values".into(),
         ),
         Value::Text(text) if timeish && crate::duration::parse_timestamp(&text).is_some() => (
             crate::sql::time::encode(
                 now,
-                crate::sql::schema::TimeRepr::Iso(crate::sql::time::IsoStyle::of(&text)),
+                crate::sql::time::TimeRepr::Iso(crate::sql::time::IsoStyle::of(&text)),
             ),
             "the current time, written as the times".into(),
         ),

@@ -3,29 +3,9 @@
 
 use anyhow::Result;
 
-use super::{Facts, Preset, all, find};
+use super::{Catalog, Facts, Preset, all, find};
 use crate::error::QctlError;
 use crate::layout::{Layout, LayoutOverrides, TableName};
-
-/// What a backend's catalog answers for detection.
-pub trait Catalog {
-    /// `sqlite`, `postgres` or `mysql`.
-    fn database(&self) -> &'static str;
-    /// Every table a user made, as (schema, name); the schema is `None`
-    /// where the database has one namespace (SQLite's main database).
-    fn tables(&mut self) -> Result<Vec<(Option<String>, String)>>;
-    /// The column names of one table.
-    fn column_names(&mut self, schema: Option<&str>, table: &str) -> Result<Vec<String>>;
-    /// The labels of one table's enum-typed columns (PostgreSQL's
-    /// `pg_enum`), where the database has enum types.
-    fn enum_labels(&mut self, _schema: Option<&str>, _table: &str) -> Result<Vec<String>> {
-        Ok(Vec::new())
-    }
-    /// The schema unqualified names resolve to first.
-    fn current_schema(&mut self) -> Option<String>;
-    /// The first value of a query, as text; `None` when it fails.
-    fn probe(&mut self, sql: &str) -> Option<String>;
-}
 
 /// How the layout is settled once the catalog can be read: found by
 /// `--layout auto` (`detect`), or a named system preset fitted to the

@@ -12,8 +12,8 @@ use std::sync::LazyLock;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-pub use detect::{AutoSpec, Catalog, Detection, choose, settle};
-pub use versions::{Facts, Shape, Version};
+pub use detect::{AutoSpec, Detection, choose, settle};
+pub use versions::{Catalog, Facts, Shape, Version};
 
 use crate::error::QctlError;
 use crate::layout::{Layout, LayoutOverrides};

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 use serde::Deserialize;
 
-use super::{Catalog, Preset};
+use super::Preset;
 use crate::error::QctlError;
 use crate::layout::{LayoutOverrides, TableName};
 
@@ -47,6 +47,26 @@ pub struct Version {
     /// (GoodJob 3 has no stale state to reap).
     #[serde(default)]
     pub refuse: BTreeMap<String, String>,
+}
+
+/// What a backend's catalog answers for detection.
+pub trait Catalog {
+    /// `sqlite`, `postgres` or `mysql`.
+    fn database(&self) -> &'static str;
+    /// Every table a user made, as (schema, name); the schema is `None`
+    /// where the database has one namespace (SQLite's main database).
+    fn tables(&mut self) -> Result<Vec<(Option<String>, String)>>;
+    /// The column names of one table.
+    fn column_names(&mut self, schema: Option<&str>, table: &str) -> Result<Vec<String>>;
+    /// The labels of one table's enum-typed columns (PostgreSQL's
+    /// `pg_enum`), where the database has enum types.
+    fn enum_labels(&mut self, _schema: Option<&str>, _table: &str) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+    /// The schema unqualified names resolve to first.
+    fn current_schema(&mut self) -> Option<String>;
+    /// The first value of a query, as text; `None` when it fails.
+    fn probe(&mut self, sql: &str) -> Option<String>;
 }
 
 /// What a release's tables look like in the catalog. Every condition

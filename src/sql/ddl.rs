@@ -4,26 +4,9 @@
 
 use super::dialect::Dialect;
 use super::queue::QueueSql;
-use super::schema::{QueueTable, TimeRepr};
+use super::schema::QueueTable;
+use super::time::TimeRepr;
 use crate::layout::{Concept, Ident, Status, TableName, literal};
-
-/// The column types a dialect's `CREATE TABLE` uses.
-#[derive(Debug)]
-pub struct DdlTypes {
-    pub id: &'static str,
-    /// Indexed text (queue, status, worker).
-    pub text: &'static str,
-    /// Text that is never indexed and may be long (the last error).
-    pub long_text: &'static str,
-    pub int: &'static str,
-    pub payload: &'static str,
-    /// `{c}` is replaced by the column name.
-    pub payload_check: Option<&'static str>,
-    pub timestamp: &'static str,
-    pub now: &'static str,
-    /// After `CREATE TABLE (...)`: engine and character set.
-    pub table_options: &'static str,
-}
 
 /// Why an index exists: which hot query it serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

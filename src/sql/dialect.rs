@@ -10,9 +10,9 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use super::Binds;
-use super::ddl::DdlTypes;
-use super::schema::{ColumnKind, TimeRepr};
+use super::column::ColumnKind;
 use super::sqltext::Lexer;
+use super::time::TimeRepr;
 use super::time::encode;
 use crate::layout::{Ident, TableName};
 
@@ -30,6 +30,24 @@ pub struct CatalogSql {
     /// The labels of a table's enum-typed columns, where the database has
     /// enum types of its own; binds as `columns` does.
     pub enum_labels: Option<&'static str>,
+}
+
+/// The column types a dialect's `CREATE TABLE` uses.
+#[derive(Debug)]
+pub struct DdlTypes {
+    pub id: &'static str,
+    /// Indexed text (queue, status, worker).
+    pub text: &'static str,
+    /// Text that is never indexed and may be long (the last error).
+    pub long_text: &'static str,
+    pub int: &'static str,
+    pub payload: &'static str,
+    /// `{c}` is replaced by the column name.
+    pub payload_check: Option<&'static str>,
+    pub timestamp: &'static str,
+    pub now: &'static str,
+    /// After `CREATE TABLE (...)`: engine and character set.
+    pub table_options: &'static str,
 }
 
 /// How a dialect writes the N-th placeholder.

@@ -11,11 +11,14 @@
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 
+use super::column::ColumnKind;
 use super::dialect::{LockMode, TimeExpr};
-use super::schema::{ColumnKind, JobSelect, QueueTable};
+use super::schema::{JobSelect, QueueTable};
 use super::{Bind, Binds, Dialect, Row, Stmt, Value, time};
 use crate::error::QctlError;
-use crate::layout::{Assign, AttemptCounting, Concept, FenceToken, Status, Transition, literal};
+use crate::layout::{
+    Assign, AttemptCounting, CONCEPTS, Concept, FenceToken, Status, Transition, literal,
+};
 use crate::model::StaleRule;
 use crate::model::{Job, JobId, Payload, ReapAction, ReapedJob};
 use crate::request::{
@@ -431,8 +434,50 @@ impl<'t> QueueSql<'t> {
     // ----- jobs -------------------------------------------------------
 
     /// The select list for a whole job (built once per table).
-    pub fn job_select(&self) -> &JobSelect {
-        self.t.job_select()
+    /// The select list for a whole job (built once per table).
+    pub fn job_select(&self) -> &'t JobSelect {
+        let t: &'t QueueTable = self.t;
+        t.select.get_or_init(|| self.build_job_select())
+    }
+
+    /// The select list for a whole job, and where each concept lands.
+    fn build_job_select(&self) -> JobSelect {
+        let t = self.t;
+        let mut slots = [None; CONCEPTS];
+        let mut list = Vec::new();
+        for concept in Concept::ALL {
+            let Some(column) = t.col(concept) else {
+                continue;
+            };
+            let q = t.quote(column);
+            let expr = match (&column.kind, concept) {
+                _ if column.expr.is_some() => q,
+                (ColumnKind::TextArray, _) => format!("{q}[cardinality({q})]"),
+                (_, Concept::Payload) => self.d.read_payload(&q, &column.kind),
+                (ColumnKind::Other(_) | ColumnKind::Uuid | ColumnKind::Enum(_), _) => {
+                    self.d.as_text(&q)
+                }
+                _ => q,
+            };
+            slots[concept as usize] = Some(list.len());
+            list.push(expr);
+        }
+        // States told by predicates: the state's name stands in the status
+        // slot, worked out in SQL.
+        if t.layout.statuses.has_predicates() || t.col(Concept::Status).is_none() {
+            let name = self.state_name();
+            match slots[Concept::Status as usize] {
+                Some(i) => list[i] = name,
+                None => {
+                    slots[Concept::Status as usize] = Some(list.len());
+                    list.push(name);
+                }
+            }
+        }
+        JobSelect {
+            list: list.join(", "),
+            slots,
+        }
     }
 
     /// A job from a row read with [`Self::job_select`].

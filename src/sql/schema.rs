@@ -6,68 +6,10 @@
 use anyhow::Result;
 
 use super::Dialect;
-use super::time::IsoStyle;
+use super::column::ColumnKind;
+use super::time::TimeRepr;
 use crate::error::QctlError;
-use crate::layout::{CONCEPTS, Concept, Ident, Layout, TimeEncoding};
-
-/// How a time column stores its times.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimeRepr {
-    /// PostgreSQL `timestamptz` (MySQL DATETIME read in UTC).
-    Timestamptz,
-    /// `timestamp without time zone`, holding UTC.
-    Timestamp,
-    EpochSeconds,
-    EpochMillis,
-    /// ISO-8601 text in the table's style (SQLite).
-    Iso(IsoStyle),
-    /// SQLite's julianday() numbers.
-    JulianDay,
-}
-
-impl TimeRepr {
-    pub fn of_encoding(encoding: TimeEncoding) -> TimeRepr {
-        match encoding {
-            TimeEncoding::Unix => TimeRepr::EpochSeconds,
-            TimeEncoding::UnixMs => TimeRepr::EpochMillis,
-            TimeEncoding::Iso8601 => TimeRepr::Iso(IsoStyle::SQLITE),
-            TimeEncoding::JulianDay => TimeRepr::JulianDay,
-        }
-    }
-
-    /// The encoding name, for messages about SQLite tables.
-    pub fn name(self) -> &'static str {
-        match self {
-            TimeRepr::Timestamptz => "timestamptz",
-            TimeRepr::Timestamp => "timestamp",
-            TimeRepr::EpochSeconds => "unix",
-            TimeRepr::EpochMillis => "unix_ms",
-            TimeRepr::Iso(_) => "iso8601",
-            TimeRepr::JulianDay => "julianday",
-        }
-    }
-}
-
-/// What a column holds, as far as the SQL needs to know.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ColumnKind {
-    Int,
-    Float,
-    Bool,
-    Text,
-    /// A PostgreSQL enum, by type name.
-    Enum(String),
-    Uuid,
-    Json,
-    Jsonb,
-    Bytes,
-    /// An array of text; the worker column of River, the last element
-    /// being the latest worker.
-    TextArray,
-    Time(TimeRepr),
-    /// Anything else, by the database's own name for it.
-    Other(String),
-}
+use crate::layout::{CONCEPTS, Concept, Ident, Layout};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Column {
@@ -226,7 +168,8 @@ pub struct QueueTable {
     pub status_labels: Option<Vec<String>>,
     /// The select list of a whole job, built on first use: a worker that
     /// claims in a loop should not rebuild it for every job.
-    select: std::sync::OnceLock<JobSelect>,
+    /// The job select list, built once by `QueueSql::job_select`.
+    pub(super) select: std::sync::OnceLock<JobSelect>,
 }
 
 /// The column a simple `CASE <subject> WHEN '<value>' THEN <column> ...
@@ -435,49 +378,6 @@ impl QueueTable {
         self.select = std::sync::OnceLock::new();
     }
 
-    /// The select list for a whole job, and where each concept lands.
-    pub fn job_select(&self) -> &JobSelect {
-        self.select.get_or_init(|| self.build_job_select())
-    }
-
-    fn build_job_select(&self) -> JobSelect {
-        let mut slots = [None; CONCEPTS];
-        let mut list = Vec::new();
-        for concept in Concept::ALL {
-            let Some(column) = self.col(concept) else {
-                continue;
-            };
-            let q = self.quote(column);
-            let expr = match (&column.kind, concept) {
-                _ if column.expr.is_some() => q,
-                (ColumnKind::TextArray, _) => format!("{q}[cardinality({q})]"),
-                (_, Concept::Payload) => self.dialect.read_payload(&q, &column.kind),
-                (ColumnKind::Other(_) | ColumnKind::Uuid | ColumnKind::Enum(_), _) => {
-                    self.dialect.as_text(&q)
-                }
-                _ => q,
-            };
-            slots[concept as usize] = Some(list.len());
-            list.push(expr);
-        }
-        // States told by predicates: the state's name stands in the status
-        // slot, worked out in SQL.
-        if self.layout.statuses.has_predicates() || self.col(Concept::Status).is_none() {
-            let name = super::queue::QueueSql::new(self, chrono::Utc::now()).state_name();
-            match slots[Concept::Status as usize] {
-                Some(i) => list[i] = name,
-                None => {
-                    slots[Concept::Status as usize] = Some(list.len());
-                    list.push(name);
-                }
-            }
-        }
-        JobSelect {
-            list: list.join(", "),
-            slots,
-        }
-    }
-
     /// The quoted column of a concept (or its expression, in
     /// parentheses), if the table has one.
     pub fn q(&self, concept: Concept) -> Option<String> {
@@ -504,7 +404,7 @@ impl QueueTable {
         }
     }
 
-    fn quote(&self, column: &Column) -> String {
+    pub(super) fn quote(&self, column: &Column) -> String {
         match &column.expr {
             Some(expr) => format!("({expr})"),
             None => self.dialect.ident(&column.name),

@@ -4,9 +4,47 @@
 
 use chrono::{DateTime, TimeZone, Utc};
 
-use super::schema::TimeRepr;
 use super::{Bind, Value};
 use crate::duration::parse_timestamp;
+use crate::layout::TimeEncoding;
+
+/// How a time column stores its times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeRepr {
+    /// PostgreSQL `timestamptz` (MySQL DATETIME read in UTC).
+    Timestamptz,
+    /// `timestamp without time zone`, holding UTC.
+    Timestamp,
+    EpochSeconds,
+    EpochMillis,
+    /// ISO-8601 text in the table's style (SQLite).
+    Iso(IsoStyle),
+    /// SQLite's julianday() numbers.
+    JulianDay,
+}
+
+impl TimeRepr {
+    pub fn of_encoding(encoding: TimeEncoding) -> TimeRepr {
+        match encoding {
+            TimeEncoding::Unix => TimeRepr::EpochSeconds,
+            TimeEncoding::UnixMs => TimeRepr::EpochMillis,
+            TimeEncoding::Iso8601 => TimeRepr::Iso(IsoStyle::SQLITE),
+            TimeEncoding::JulianDay => TimeRepr::JulianDay,
+        }
+    }
+
+    /// The encoding name, for messages about SQLite tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeRepr::Timestamptz => "timestamptz",
+            TimeRepr::Timestamp => "timestamp",
+            TimeRepr::EpochSeconds => "unix",
+            TimeRepr::EpochMillis => "unix_ms",
+            TimeRepr::Iso(_) => "iso8601",
+            TimeRepr::JulianDay => "julianday",
+        }
+    }
+}
 
 /// Integers above this are milliseconds: as seconds they would be past
 /// the year 5138.

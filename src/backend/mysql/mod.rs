@@ -39,10 +39,12 @@ use crate::db::{
 use crate::error::QctlError;
 use crate::interrupt::CancelGuard;
 use crate::layout::{Concept, Ident, Layout, TimeEncoding};
+use crate::sql::column::ColumnKind;
 use crate::sql::ddl::{IndexSpec, init_indexes, table_ddl};
 use crate::sql::dialect::MYSQL;
-use crate::sql::schema::{CatalogColumn, ColumnKind, QueueTable, TimeRepr};
+use crate::sql::schema::{CatalogColumn, QueueTable};
 use crate::sql::time::MILLIS_ABOVE;
+use crate::sql::time::TimeRepr;
 use crate::sql::{Bind, Row, Stmt, Value};
 
 /// Which server qctl talks to, from `VERSION()`.

@@ -36,10 +36,12 @@ use crate::db::{
 use crate::error::QctlError;
 use crate::interrupt::CancelGuard;
 use crate::layout::{Concept, Ident, Layout, TimeEncoding};
+use crate::sql::column::ColumnKind;
 use crate::sql::ddl::{IndexSpec, init_indexes};
 use crate::sql::dialect::POSTGRES;
-use crate::sql::schema::{CatalogColumn, ColumnKind, QueueTable, TimeRepr};
+use crate::sql::schema::{CatalogColumn, QueueTable};
 use crate::sql::time::MILLIS_ABOVE;
+use crate::sql::time::TimeRepr;
 use crate::sql::{Bind, Row, Stmt, Value};
 
 /// A PostgreSQL URL or libpq keyword string, as the user gave it (it may

@@ -9,6 +9,7 @@
 //! rest.
 
 mod bench;
+pub mod demo;
 mod diag;
 mod enqueue;
 pub mod plan;
@@ -27,8 +28,10 @@ use crate::db::{
 };
 use crate::error::QctlError;
 use crate::layout::{Concept, Layout, Status};
+use crate::sql::column::ColumnKind;
 use crate::sql::dialect::SQLITE;
-use crate::sql::schema::{CatalogColumn, ColumnKind, QueueTable, TimeRepr};
+use crate::sql::schema::{CatalogColumn, QueueTable};
+use crate::sql::time::TimeRepr;
 use crate::sql::time::{IsoStyle, JULIAN_BELOW, MILLIS_ABOVE};
 use crate::sql::{Bind, Row, Stmt, Value};
 
