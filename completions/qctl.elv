@@ -332,8 +332,8 @@ set edit:completion:arg-completer[qctl] = {|@words|
             cand --quiet 'Print only data and errors: no progress bars, notes or hints'
             cand -v 'Print each SQL statement and its time to stderr'
             cand --verbose 'Print each SQL statement and its time to stderr'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }

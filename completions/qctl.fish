@@ -491,7 +491,7 @@ complete -c qctl -n "__fish_qctl_using_subcommand reap" -l wait -d 'Wait for ano
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -l stream -d 'With --format json: print every reaped job as a JSON line as its batch commits, then the summary as the last line'
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -s q -l quiet -d 'Print only data and errors: no progress bars, notes or hints'
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -s v -l verbose -d 'Print each SQL statement and its time to stderr'
-complete -c qctl -n "__fish_qctl_using_subcommand reap" -s h -l help -d 'Print help'
+complete -c qctl -n "__fish_qctl_using_subcommand reap" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c qctl -n "__fish_qctl_using_subcommand reap" -s V -l version -d 'Print version'
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l older-than -d 'Delete jobs that finished longer ago than this' -r
 complete -c qctl -n "__fish_qctl_using_subcommand purge" -l status -d 'Which finished jobs to delete' -r -f -a "done\t''

@@ -173,6 +173,11 @@ pub enum Command {
     /// Put dead-lettered (failed) jobs back to pending
     Retry(RetryArgs),
     /// Requeue stale running jobs whose worker died; dead-letter those out of attempts
+    ///
+    /// A stale job reap will not touch (a Quartz firing whose JobDataMap qctl cannot extend, left
+    /// to a Quartz node's own recovery) is listed with the reason and counted as left. Exit codes:
+    /// 0 nothing stale is left, 1 stale jobs were left (or another reap of the table is running,
+    /// without --wait), 2 error.
     Reap(ReapArgs),
     /// Delete finished jobs older than a given age, in batches
     Purge(PurgeArgs),

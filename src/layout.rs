@@ -680,14 +680,20 @@ pub struct Semaphore {
 ///   queue locks Graphile Worker releases);
 /// - `after_retry` (`{ids}`, the retried jobs) and `before_purge`
 ///   (`{ids}`, the jobs about to be deleted: rows of other tables that
-///   refer to them).
-pub const STEP_KINDS: [&str; 6] = [
+///   refer to them);
+/// - `reap_left` (once the reap batches are done, read-only; a dry run's
+///   in its transaction, so it sees what the batches would leave): per
+///   stale job reap will not touch its id, queue, worker, lock time and
+///   the reason, so that nothing is skipped in silence. A layout without
+///   it leaves nothing stale.
+pub const STEP_KINDS: [&str; 7] = [
     "reap",
     "retry",
     "retry_all",
     "after_reap",
     "after_retry",
     "before_purge",
+    "reap_left",
 ];
 
 impl Layout {

@@ -432,6 +432,20 @@ pub struct ReapedJob {
     pub locked_at: Option<DateTime<Utc>>,
 }
 
+/// A stale job reap leaves as it is, and why: the system's own rescue
+/// will take it, or qctl cannot do for it what the system would (a Quartz
+/// firing whose JobDataMap qctl cannot extend).
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct LeftJob {
+    pub id: JobId,
+    pub queue: Option<String>,
+    pub locked_by: Option<String>,
+    #[serde(serialize_with = "serialize_time")]
+    #[schemars(with = "Option<String>")]
+    pub locked_at: Option<DateTime<Utc>>,
+    pub reason: String,
+}
+
 impl ReapOutcome {
     pub fn new(dry_run: bool, show: usize) -> ReapOutcome {
         ReapOutcome {
@@ -440,10 +454,24 @@ impl ReapOutcome {
             dead_lettered: 0,
             released: 0,
             cancelled: 0,
+            left: 0,
             jobs: Vec::new(),
             jobs_not_shown: 0,
+            left_jobs: Vec::new(),
+            left_jobs_not_shown: 0,
             batches: 0,
             show,
+        }
+    }
+
+    /// Counts a stale job reap leaves, and lists it while the list is
+    /// shorter than asked, as `record` does for reaped jobs.
+    pub fn record_left(&mut self, job: LeftJob) {
+        self.left += 1;
+        if self.left_jobs.len() < self.show {
+            self.left_jobs.push(job);
+        } else {
+            self.left_jobs_not_shown += 1;
         }
     }
 
@@ -493,10 +521,17 @@ pub struct ReapOutcome {
     pub released: u64,
     /// Jobs cancelled, their cancellation asked while they ran (River).
     pub cancelled: u64,
+    /// Stale jobs reap leaves as they are (each with its reason in
+    /// `left_jobs`); any makes reap exit 1.
+    pub left: u64,
     /// The first `--show` jobs reaped.
     pub jobs: Vec<ReapedJob>,
     /// Jobs reaped beyond those listed.
     pub jobs_not_shown: u64,
+    /// The first `--show` stale jobs left, each with why.
+    pub left_jobs: Vec<LeftJob>,
+    /// Stale jobs left beyond those listed.
+    pub left_jobs_not_shown: u64,
     pub batches: u64,
     #[serde(skip)]
     pub show: usize,

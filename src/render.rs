@@ -625,6 +625,39 @@ impl Render for ReapOutcome {
             )
         };
         let _ = writeln!(out, "{summary}");
+        if !self.left_jobs.is_empty() {
+            let mut table = new_table(
+                styles,
+                &["left stale", "queue", "locked by", "locked at (UTC)", "why"],
+            );
+            for job in &self.left_jobs {
+                table.add_row(vec![
+                    Cell::new(job.id.to_string()).set_alignment(CellAlignment::Right),
+                    Cell::new(clean(job.queue.as_deref().unwrap_or("-"))),
+                    Cell::new(clean(job.locked_by.as_deref().unwrap_or("-"))),
+                    Cell::new(time_cell(&job.locked_at)),
+                    Cell::new(clean(&job.reason)),
+                ]);
+            }
+            let _ = writeln!(out, "{table}");
+        }
+        if self.left_jobs_not_shown > 0 {
+            let _ = writeln!(
+                out,
+                "... and {} more left (--show N lists more)",
+                thousands(self.left_jobs_not_shown as i64)
+            );
+        }
+        if self.left > 0 {
+            let _ = writeln!(
+                out,
+                "{} {} stale job{} as {} (exit 1)",
+                if self.dry_run { "would leave" } else { "left" },
+                thousands(self.left as i64),
+                if self.left == 1 { "" } else { "s" },
+                if self.left == 1 { "it is" } else { "they are" },
+            );
+        }
         out
     }
 }

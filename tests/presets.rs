@@ -1187,10 +1187,30 @@ fn quartz() {
         "dry run"
     );
     // A JobDataMap stored as properties text (useProperties = true, told
-    // by the job's own JOB_DATA): qctl cannot write the recovery trigger's
-    // map as Quartz would, so the firing is left, stale, to Quartz.
+    // by the job's own JOB_DATA): the recovery trigger's map is written as
+    // properties text too (quartz_properties_form_* check its text), so
+    // the firing is reaped, and nothing is left.
     db.exec("UPDATE qrtz_job_details SET job_data = convert_to(E'#\\n#Tue Dec 01 12:00:00 UTC 2026\\n', 'UTF8') WHERE job_name = 'sendEmail'");
-    assert_eq!(db.json(&["reap", "--dry-run"])["requeued"], 0);
+    let properties = db.run(&["--format", "json", "reap", "--dry-run"]);
+    assert_eq!(properties.code, 0, "{}", properties.stderr);
+    let properties = properties.json();
+    assert_eq!(
+        (&properties["requeued"], &properties["left"]),
+        (&1.into(), &0.into()),
+        "{properties}"
+    );
+    // A map of neither form Quartz writes: left stale, for a Quartz
+    // node's own recovery, and said so (exit 1).
+    db.exec("UPDATE qrtz_job_details SET job_data = convert_to('<map/>', 'UTF8') WHERE job_name = 'sendEmail'");
+    let other = db.run(&["--format", "json", "reap", "--dry-run"]);
+    assert_eq!(other.code, 1, "{}", other.stderr);
+    let other = other.json();
+    assert_eq!(
+        (&other["requeued"], &other["left"]),
+        (&0.into(), &1.into()),
+        "{other}"
+    );
+    assert_eq!(other["left_jobs"][0]["id"], "QuartzScheduler:mail.t-hourly");
     assert_eq!(totals(&db, &[])["stale"], 1);
     db.exec("UPDATE qrtz_job_details SET job_data = NULL WHERE job_name = 'sendEmail'");
     // --timeout is the check-in age: web-2 last checked in two hours ago,
@@ -1260,6 +1280,238 @@ fn quartz() {
     db.exec("DELETE FROM qrtz_scheduler_state");
     assert_eq!(totals(&db, &[])["stale"], 0);
     assert_eq!(db.json(&["reap", "--dry-run"])["requeued"], 0);
+}
+
+/// `java.util.Properties.load` of ISO-8859-1 bytes, as Quartz reads a
+/// JobDataMap stored with `useProperties = true`: comments, `=`, `:` or
+/// white space between key and value, `\uXXXX` UTF-16 units and the
+/// other backslash escapes, continued lines.
+fn load_properties(bytes: &[u8]) -> std::collections::BTreeMap<String, String> {
+    let text: String = bytes.iter().map(|&b| b as char).collect();
+    let mut logical = Vec::new();
+    let mut current = String::new();
+    for line in text.split(['\n', '\r']) {
+        // A continued line's leading white space is dropped too.
+        let line = line.trim_start_matches([' ', '\t', '\x0c']);
+        if current.is_empty() && (line.is_empty() || line.starts_with(['#', '!'])) {
+            continue;
+        }
+        let slashes = line.chars().rev().take_while(|&c| c == '\\').count();
+        if slashes % 2 == 1 {
+            current.push_str(&line[..line.len() - 1]);
+        } else {
+            current.push_str(line);
+            logical.push(std::mem::take(&mut current));
+        }
+    }
+    let unescape = |raw: &str| -> String {
+        let mut units: Vec<u16> = Vec::new();
+        let mut chars = raw.chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                let mut buf = [0u16; 2];
+                units.extend_from_slice(c.encode_utf16(&mut buf));
+                continue;
+            }
+            let unit = match chars.next() {
+                Some('u') => {
+                    let hex: String = chars.by_ref().take(4).collect();
+                    u16::from_str_radix(&hex, 16).unwrap_or_else(|_| panic!("bad \\u{hex}"))
+                }
+                Some('t') => 9,
+                Some('n') => 10,
+                Some('r') => 13,
+                Some('f') => 12,
+                Some(other) => other as u16,
+                None => break,
+            };
+            units.push(unit);
+        }
+        String::from_utf16(&units).expect("UTF-16 units that pair up")
+    };
+    let mut map = std::collections::BTreeMap::new();
+    for line in logical {
+        let mut end = line.len();
+        let mut escaped = false;
+        for (i, c) in line.char_indices() {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if matches!(c, '=' | ':' | ' ' | '\t' | '\x0c') {
+                end = i;
+                break;
+            }
+        }
+        let key = &line[..end];
+        let mut rest = line[end..].trim_start_matches([' ', '\t', '\x0c']);
+        if rest.starts_with(['=', ':']) {
+            rest = rest[1..].trim_start_matches([' ', '\t', '\x0c']);
+        }
+        map.insert(unescape(key), unescape(rest));
+    }
+    map
+}
+
+/// Quartz with `useProperties = true` (a JobDataMap stored as
+/// java.util.Properties text, told by the job's own JOB_DATA): reap writes
+/// the recovery trigger's map as properties text that loads back to the
+/// trigger's own entries and the four Quartz adds, whatever the trigger's
+/// name; a firing whose map is of a form qctl cannot extend is listed
+/// with why, counted, and reap exits 1, dry run or not.
+fn quartz_properties(db: &impl Fixture, pg: bool) {
+    let blob = |text: &str| {
+        let hex: String = text.bytes().map(|b| format!("{b:02x}")).collect();
+        if pg {
+            format!("decode('{hex}', 'hex')")
+        } else {
+            format!("UNHEX('{hex}')")
+        }
+    };
+    let hex_of = |sql: &str| -> Vec<u8> {
+        let hex = db.value(&if pg {
+            format!("SELECT encode(({sql}), 'hex')")
+        } else {
+            format!("SELECT HEX(({sql}))")
+        });
+        (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect()
+    };
+    let columns = "SCHED_NAME, TRIGGER_NAME, TRIGGER_GROUP, JOB_NAME, JOB_GROUP, DESCRIPTION, \
+                   NEXT_FIRE_TIME, PREV_FIRE_TIME, PRIORITY, TRIGGER_STATE, TRIGGER_TYPE, START_TIME, \
+                   END_TIME, CALENDAR_NAME, MISFIRE_INSTR";
+    let copy_trigger = |name: &str, job: &str, data: &str| {
+        db.exec(&format!(
+            "INSERT INTO QRTZ_TRIGGERS ({columns}, JOB_DATA) SELECT SCHED_NAME, '{name}', TRIGGER_GROUP, \
+             '{job}', JOB_GROUP, DESCRIPTION, NEXT_FIRE_TIME, PREV_FIRE_TIME, PRIORITY, TRIGGER_STATE, \
+             TRIGGER_TYPE, START_TIME, END_TIME, CALENDAR_NAME, MISFIRE_INSTR, {data} \
+             FROM QRTZ_TRIGGERS WHERE TRIGGER_NAME = 't-hourly'"
+        ));
+        db.exec(&format!(
+            "INSERT INTO QRTZ_SIMPLE_TRIGGERS (SCHED_NAME, TRIGGER_NAME, TRIGGER_GROUP, REPEAT_COUNT, \
+             REPEAT_INTERVAL, TIMES_TRIGGERED) VALUES ('QuartzScheduler', '{name}', 'mail', -1, 3600000, 23)"
+        ));
+    };
+    // The stale firing of t-hourly moves to a trigger whose name holds
+    // what properties text must escape.
+    let name = "t = odd: é 😀\\x";
+    let sql_name = if pg {
+        name.to_string()
+    } else {
+        name.replace('\\', "\\\\")
+    };
+    db.exec(&format!(
+        "UPDATE QRTZ_JOB_DETAILS SET JOB_DATA = {} WHERE JOB_NAME = 'sendEmail'",
+        blob("#\n#Tue Dec 01 12:00:00 UTC 2026\nsleep_ms=5\n")
+    ));
+    copy_trigger(
+        &sql_name,
+        "sendEmail",
+        &blob("#\n#Tue Dec 01 12:00:00 UTC 2026\ntkey=tval\\=1 \\u00e9\n"),
+    );
+    db.exec(&format!(
+        "UPDATE QRTZ_FIRED_TRIGGERS SET TRIGGER_NAME = '{sql_name}' WHERE TRIGGER_NAME = 't-hourly'"
+    ));
+    let fired = db.value(&format!(
+        "SELECT FIRED_TIME FROM QRTZ_FIRED_TRIGGERS WHERE TRIGGER_NAME = '{sql_name}'"
+    ));
+    let scheduled = db.value(&format!(
+        "SELECT SCHED_TIME FROM QRTZ_FIRED_TRIGGERS WHERE TRIGGER_NAME = '{sql_name}'"
+    ));
+    // A second job, whose map is of neither form Quartz writes, fired on
+    // an instance that no longer checks in (an orphan firing).
+    db.exec(&format!(
+        "INSERT INTO QRTZ_JOB_DETAILS (SCHED_NAME, JOB_NAME, JOB_GROUP, DESCRIPTION, JOB_CLASS_NAME, \
+         IS_DURABLE, IS_NONCONCURRENT, IS_UPDATE_DATA, REQUESTS_RECOVERY, JOB_DATA) SELECT SCHED_NAME, \
+         'oddJob', JOB_GROUP, DESCRIPTION, JOB_CLASS_NAME, IS_DURABLE, IS_NONCONCURRENT, IS_UPDATE_DATA, \
+         REQUESTS_RECOVERY, {} FROM QRTZ_JOB_DETAILS WHERE JOB_NAME = 'sendEmail'",
+        blob("<map/>")
+    ));
+    copy_trigger("t-unwritable", "oddJob", "NULL");
+    db.exec(
+        "INSERT INTO QRTZ_FIRED_TRIGGERS (SCHED_NAME, ENTRY_ID, TRIGGER_NAME, TRIGGER_GROUP, INSTANCE_NAME, \
+         FIRED_TIME, SCHED_TIME, PRIORITY, STATE, JOB_NAME, JOB_GROUP, IS_NONCONCURRENT, REQUESTS_RECOVERY) \
+         SELECT SCHED_NAME, 'gone-11', 't-unwritable', TRIGGER_GROUP, 'gone-1', FIRED_TIME, SCHED_TIME, \
+         PRIORITY, STATE, 'oddJob', JOB_GROUP, IS_NONCONCURRENT, REQUESTS_RECOVERY \
+         FROM QRTZ_FIRED_TRIGGERS WHERE ENTRY_ID LIKE 'web-2%'",
+    );
+    let left_one = |out: &Value| {
+        assert_eq!(out["left"], 1, "{out}");
+        let left = &out["left_jobs"][0];
+        assert_eq!(left["id"], "QuartzScheduler:mail.t-unwritable", "{out}");
+        assert_eq!(left["locked_by"], "gone-1", "{out}");
+        assert!(
+            left["reason"]
+                .as_str()
+                .unwrap()
+                .contains("neither Java-serialized nor properties text"),
+            "{out}"
+        );
+    };
+    let dry = db.run(&["--format", "json", "reap", "--dry-run"]);
+    assert_eq!(dry.code, 1, "work is left: {}", dry.stderr);
+    let dry = dry.json();
+    assert_eq!(dry["requeued"], 1, "{dry}");
+    left_one(&dry);
+    let table = db.run(&["reap", "--dry-run"]);
+    assert_eq!(table.code, 1, "{}", table.stderr);
+    assert!(
+        table.stdout.contains("QuartzScheduler:mail.t-unwritable")
+            && table
+                .stdout
+                .contains("neither Java-serialized nor properties text")
+            && table.stdout.contains("would leave 1 stale job"),
+        "{}",
+        table.stdout
+    );
+    let reaped = db.run(&["--format", "json", "reap"]);
+    assert_eq!(reaped.code, 1, "work is left: {}", reaped.stderr);
+    let reaped = reaped.json();
+    assert_eq!(reaped["jobs"], dry["jobs"]);
+    left_one(&reaped);
+    assert_eq!(
+        db.int("SELECT count(*) FROM QRTZ_FIRED_TRIGGERS WHERE TRIGGER_NAME = 't-unwritable'"),
+        1,
+        "the firing qctl cannot write for stays, for a Quartz node"
+    );
+    let data = hex_of(
+        "SELECT JOB_DATA FROM QRTZ_TRIGGERS WHERE TRIGGER_GROUP = 'RECOVERING_JOBS' AND JOB_NAME = 'sendEmail'",
+    );
+    assert_eq!(data[0], b'#', "properties text, as Quartz writes it");
+    assert!(data.is_ascii(), "{}", String::from_utf8_lossy(&data));
+    let map = load_properties(&data);
+    let want: std::collections::BTreeMap<String, String> = [
+        ("tkey", "tval=1 é"),
+        ("QRTZ_FAILED_JOB_ORIG_TRIGGER_NAME", name),
+        ("QRTZ_FAILED_JOB_ORIG_TRIGGER_GROUP", "mail"),
+        (
+            "QRTZ_FAILED_JOB_ORIG_TRIGGER_FIRETIME_IN_MILLISECONDS_AS_STRING",
+            &fired,
+        ),
+        (
+            "QRTZ_FAILED_JOB_ORIG_TRIGGER_SCHEDULED_FIRETIME_IN_MILLISECONDS_AS_STRING",
+            &scheduled,
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    assert_eq!(map, want, "{}", String::from_utf8_lossy(&data));
+}
+
+#[test]
+fn quartz_properties_form_on_postgres() {
+    quartz_properties(&pg_with("quartz", &["schema.sql", "rows.sql"]), true);
+}
+
+#[test]
+fn quartz_properties_form_on_mariadb() {
+    quartz_properties(
+        &mysql_with("quartz", &["schema_mysql.sql", "rows_mysql.sql"]),
+        false,
+    );
 }
 
 // ----- --layout auto and qctl layouts -----------------------------------------

@@ -39,10 +39,13 @@ pub fn run(ctx: &Ctx, args: &ReapArgs) -> Result<u8> {
     };
     let mut outcome = crate::engine::reap(backend.as_mut(), &request, &mut each)?;
     outcome.jobs.sort_by(|a, b| a.id.cmp(&b.id));
+    outcome.left_jobs.sort_by(|a, b| a.id.cmp(&b.id));
     if args.stream {
         ctx.out.print(&serde_json::to_string(&outcome)?)?;
     } else {
         ctx.out.emit(&outcome)?;
     }
-    Ok(exit::OK)
+    // Stale work left behind is an answer of "no": a script running reap
+    // must not take it for a clean sweep.
+    Ok(if outcome.left > 0 { exit::NO } else { exit::OK })
 }

@@ -582,10 +582,12 @@ pub fn reap<B: Backend + ?Sized>(
             loop {
                 let jobs = reap_batch(b, request)?;
                 if jobs.is_empty() {
-                    return Ok(());
+                    break;
                 }
                 outcome.record_batch(jobs, each)?;
             }
+            // What the batches would leave, seen before they roll back.
+            record_left(b, request, &mut outcome)
         })?;
         return Ok(outcome);
     }
@@ -648,7 +650,41 @@ pub fn reap<B: Backend + ?Sized>(
     // The error that stopped the batches is the one to tell: a session
     // whose connection broke cannot be reset either, and does not need to.
     let _ = b.batch_session(false);
-    result.map(|()| outcome)
+    result?;
+    if b.table().layout.steps.contains_key("reap_left") {
+        let total = outcome.total();
+        in_tx(b, TxMode::Read, true, |b| {
+            record_left(b, request, &mut outcome)
+        })
+        .map_err(|err| stopped_after(err, total, "reaped"))?;
+    }
+    Ok(outcome)
+}
+
+/// Counts and lists the stale jobs the layout's reap leaves (its
+/// `reap_left` step), each with why: a job reap will not touch is never
+/// skipped in silence. A layout without the step leaves none.
+fn record_left<B: Backend + ?Sized>(
+    b: &mut B,
+    request: &ReapRequest,
+    outcome: &mut ReapOutcome,
+) -> Result<()> {
+    let fill = Fill {
+        stale: match request.rule {
+            crate::model::StaleRule::Layout(d) => Some(d),
+            _ => None,
+        },
+        ..Fill::default()
+    };
+    let Some(steps) = sql(b).steps("reap_left", &fill) else {
+        return Ok(());
+    };
+    let rows = run_steps(b, &steps)?;
+    let q = sql(b);
+    for row in rows {
+        outcome.record_left(q.decode_left(row));
+    }
+    Ok(())
 }
 
 /// How to find out what a reap batch of unknown outcome did.

@@ -20,7 +20,7 @@ use crate::layout::{
     Assign, AttemptCounting, CONCEPTS, Concept, FenceToken, Status, Transition, literal,
 };
 use crate::model::StaleRule;
-use crate::model::{Job, JobId, Payload, ReapAction, ReapedJob};
+use crate::model::{Job, JobId, LeftJob, Payload, ReapAction, ReapedJob};
 use crate::request::{
     ClaimRequest, Finish, FinishRequest, ListRequest, ListStatus, PurgeRequest, ReapRequest,
 };
@@ -1364,6 +1364,19 @@ impl<'t> QueueSql<'t> {
             max_attempts: take(4).as_i64(),
             locked_by: take(5).into_text(),
             locked_at: time::decode(&take(6), self.t.time_repr(Concept::LockedAt)),
+        }
+    }
+
+    /// A row of a layout's `reap_left` step: a stale job reap leaves,
+    /// and why.
+    pub fn decode_left(&self, mut row: Row) -> LeftJob {
+        let mut take = |i: usize| take_value(&mut row[i]);
+        LeftJob {
+            id: job_id(take(0)),
+            queue: take(1).into_text(),
+            locked_by: take(2).into_text(),
+            locked_at: time::decode(&take(3), self.t.time_repr(Concept::LockedAt)),
+            reason: take(4).into_text().unwrap_or_default(),
         }
     }
 

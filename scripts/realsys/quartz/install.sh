@@ -3,9 +3,10 @@
 # PostgreSQL and MariaDB JDBC drivers (apt-get), then compile java/realsys/*.java (the scheduler nodes and their
 # ledger job) against them into ${QCTL_REALSYS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/qctl-realsys}/quartz/VERSION.
 # Prints the class path to run with on its last line.
-#   install.sh VERSION        VERSION: v2.3.2 (the release Debian ships)
+#   install.sh VERSION        VERSION: v2.3.2 (the release Debian ships); v2.3.2-properties is the same release
 set -euo pipefail
 VERSION=${1:-v2.3.2}
+VERSION=${VERSION%-properties}
 case "$VERSION" in v2.3.2) ;; *) echo "install.sh: Quartz $VERSION is not packaged here (v2.3.2: Debian's libquartz2-java)" >&2; exit 2 ;; esac
 HERE=$(cd "$(dirname "$0")" && pwd)
 CACHE=${QCTL_REALSYS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/qctl-realsys}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Round trip of qctl with real Quartz 2.3.2 scheduler nodes (Debian's libquartz2-java), clustered, JDBC job store.
 #
-# Usage: roundtrip.sh DB_URL [VERSION]     (VERSION: v2.3.2, the default)
+# Usage: roundtrip.sh DB_URL [VERSION]     (VERSION: v2.3.2, the default, or v2.3.2-properties: the same Quartz with
+#   org.quartz.jobStore.useProperties = true, every JobDataMap stored as java.util.Properties text)
 #   DB_URL: a scratch database, postgres://... or mysql://...; Quartz's own tables_postgres.sql /
 #   tables_mysql_innodb.sql (from the jar) are applied to it, and a ledger table rt_ledger is made.
 # QCTL names the qctl binary (default: the repo's target/release/qctl if built, else target/debug/qctl).
@@ -15,7 +16,8 @@
 #      state row gone; the dry run said the same.
 #   3. A fresh node B finds nothing left to recover (no "ClusterManager: detected" in its log) and runs every
 #      job: each job-i finishes exactly once (one that was mid-run at the kill ran twice, its second run a
-#      recovery that sees QRTZ_FAILED_JOB_ORIG_TRIGGER_NAME and the trigger's own entry); norecover never
+#      recovery that sees QRTZ_FAILED_JOB_ORIG_TRIGGER_NAME and the trigger's own entry, read from the map qctl wrote
+#      in the job store's form: serialized, or properties text with useProperties = true); norecover never
 #      runs again; gone is in ERROR (failed).
 #   4. `qctl retry` of gone: node C, which has the class, runs it.
 #   5. `qctl purge` is refused (Quartz deletes its finished triggers itself); a new job still runs.
@@ -37,7 +39,11 @@ case "$URL" in
   *) echo "roundtrip quartz $VERSION: FAIL (DB_URL must be postgres://... or mysql://...)"; exit 2 ;;
 esac
 verdict() { echo "roundtrip quartz $VERSION $DB: $*"; }
-CP=$("$HERE/install.sh" "$VERSION" | tail -1) || { verdict "FAIL (install)"; exit 1; }
+case "$VERSION" in
+  *-properties) RELEASE=${VERSION%-properties}; USE_PROPERTIES=true ;;
+  *) RELEASE=$VERSION; USE_PROPERTIES=false ;;
+esac
+CP=$("$HERE/install.sh" "$RELEASE" | tail -1) || { verdict "FAIL (install)"; exit 1; }
 GONE_CP="$CP-gone"
 LOG="$QCTL_REALSYS_CACHE/logs/quartz-$VERSION-$DB"
 rm -rf "$LOG"; mkdir -p "$LOG"
@@ -69,10 +75,10 @@ q() { "$QCTL" -d "$URL" --layout quartz --color never "$@"; }
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 cleanup() { for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done; }
 trap cleanup EXIT
-java_rt() { java -cp "$1" -Dorg.slf4j.simpleLogger.defaultLogLevel=info realsys.Rt "${@:2}"; }
+java_rt() { java -cp "$1" -Drt.useProperties=$USE_PROPERTIES -Dorg.slf4j.simpleLogger.defaultLogLevel=info realsys.Rt "${@:2}"; }
 # start_node NAME CLASSPATH -> pid in $NPID
 start_node() {
-  java -cp "$2" -Dorg.slf4j.simpleLogger.defaultLogLevel=info realsys.Rt node "$JDBC" "$DELEGATE" "$1" 1000 4 \
+  java -cp "$2" -Drt.useProperties=$USE_PROPERTIES -Dorg.slf4j.simpleLogger.defaultLogLevel=info realsys.Rt node "$JDBC" "$DELEGATE" "$1" 1000 4 \
     >"$LOG/node-$1.log" 2>&1 &
   NPID=$!
   PIDS+=("$NPID")
@@ -98,6 +104,12 @@ N=8
 java_rt "$CP:$GONE_CP" schedule "$JDBC" "$DELEGATE" "$N" 8000 >"$LOG/schedule.log" 2>&1 ||
   { tail -5 "$LOG/schedule.log"; verdict "FAIL (Scheduler.scheduleJob)"; exit 1; }
 check "$(n QRTZ_TRIGGERS)" "$((N + 2))" "Scheduler.scheduleJob stored $((N + 2)) triggers"
+# The job store's form, told by the first byte of a job's JOB_DATA: '#' (properties text) or 0xAC (serialized).
+if [ "$DB" = postgres ]; then first_byte="encode(substr(JOB_DATA, 1, 1), 'hex')"; else first_byte="LOWER(HEX(SUBSTRING(JOB_DATA, 1, 1)))"; fi
+form() { [ "$1" = 23 ] && echo properties || echo serialized; }
+FORM=$([ "$USE_PROPERTIES" = true ] && echo properties || echo serialized)
+check "$(form "$(sql "SELECT $first_byte FROM QRTZ_JOB_DETAILS WHERE JOB_NAME = 'job-1'")")" "$FORM" \
+  "Quartz stored the JobDataMaps as $FORM"
 check "$(q --format json doctor | json 'd["layout"]')" quartz "qctl --layout auto finds Quartz"
 
 start_node node-a "$CP"
@@ -136,6 +148,9 @@ check "$(n "QRTZ_FIRED_TRIGGERS WHERE INSTANCE_NAME = 'node-a'")" 0 "node A's fi
 check "$(n "QRTZ_SCHEDULER_STATE WHERE INSTANCE_NAME = 'node-a'")" 0 "node A's state row is gone"
 check "$(n "QRTZ_TRIGGERS WHERE TRIGGER_GROUP = 'RECOVERING_JOBS' AND TRIGGER_STATE = 'WAITING'")" "$NMID" \
   "a WAITING recovery trigger per job that was mid-run"
+check "$(sql "SELECT $first_byte FROM QRTZ_TRIGGERS WHERE TRIGGER_GROUP = 'RECOVERING_JOBS'" | while read -r b; do form "$b"; done | sort -u)" \
+  "$FORM" "the recovery triggers' JobDataMaps are $FORM, as the job store writes them"
+check "$(echo "$real" | json '(d["left"], d["left_jobs"])')" "(0, [])" "qctl reap left no stale firing"
 check "$(n "QRTZ_TRIGGERS WHERE TRIGGER_STATE = 'COMPLETE'")" 0 "the COMPLETE one-shot triggers of node A are deleted"
 check "$(n "QRTZ_JOB_DETAILS WHERE JOB_NAME = 'norecover'")" 0 "norecover's non-durable job is deleted with its trigger"
 check "$(q --format json stats --exact | json 'd["total"]["stale"]')" 0 "nothing stale after the reap"

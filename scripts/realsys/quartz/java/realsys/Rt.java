@@ -9,6 +9,8 @@
 //   java realsys.Rt node JDBC_URL DELEGATE INSTANCE CHECKIN_MS THREADS
 //                                                               a scheduler node, until SIGTERM (then shutdown(true))
 //
+// -Drt.useProperties=true sets org.quartz.jobStore.useProperties: JobDataMaps stored as java.util.Properties text.
+//
 // The ledger (rt_ledger, made by roundtrip.sh): one 'start' row and, unless the node dies first, one 'done' row per
 // run, with the node, whether Quartz ran it as a recovery (JobExecutionContext.isRecovering) and what the merged
 // JobDataMap held (QRTZ_FAILED_JOB_ORIG_TRIGGER_NAME and the trigger's own tkey).
@@ -47,6 +49,7 @@ public class Rt {
         p.setProperty("org.quartz.jobStore.dataSource", "rt");
         p.setProperty("org.quartz.jobStore.isClustered", "true");
         p.setProperty("org.quartz.jobStore.clusterCheckinInterval", String.valueOf(checkin));
+        p.setProperty("org.quartz.jobStore.useProperties", System.getProperty("rt.useProperties", "false"));
         p.setProperty("org.quartz.jobStore.misfireThreshold", "600000");
         p.setProperty("org.quartz.scheduler.idleWaitTime", "1000");
         p.setProperty("org.quartz.dataSource.rt.connectionProvider.class", "realsys.Rt$Provider");
