@@ -44,11 +44,7 @@ pub fn claim<B: Backend + ?Sized>(
 /// stands only if the job is running under this worker and this claim's
 /// fence token. Otherwise the claim is lost, and it is tried again as a
 /// certification conflict.
-pub(super) fn confirm_claim<B: Backend + ?Sized>(
-    b: &mut B,
-    job: Job,
-    request: &ClaimRequest,
-) -> Result<Job> {
+fn confirm_claim<B: Backend + ?Sized>(b: &mut B, job: Job, request: &ClaimRequest) -> Result<Job> {
     let now = find(b, &job.id)?;
     match now {
         Some(now)
@@ -112,7 +108,7 @@ pub fn claim_in_tx<B: Backend + ?Sized>(
 /// The one-statement claim. Where the statement reads the server's
 /// clock it is the same text and values every time, so a worker claiming
 /// in a loop builds it once (the backend keeps it).
-pub(super) fn claim_statement<B: Backend + ?Sized>(
+fn claim_statement<B: Backend + ?Sized>(
     b: &mut B,
     request: &ClaimRequest,
     lock: LockMode,

@@ -89,7 +89,7 @@ pub fn finish<B: Backend + ?Sized>(b: &mut B, request: &FinishRequest) -> Result
 /// finish stands only if the job is no longer running under this worker.
 /// Otherwise it did not happen, and it is tried again (it is fenced: a
 /// job claimed by another worker since is refused then).
-pub(super) fn confirm_finish<B: Backend + ?Sized>(
+fn confirm_finish<B: Backend + ?Sized>(
     b: &mut B,
     request: &FinishRequest,
     deletes: bool,

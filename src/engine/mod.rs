@@ -94,12 +94,7 @@ fn sql<B: Backend + ?Sized>(b: &B) -> QueueSql<'_> {
 
 /// A batch whose COMMIT went unanswered: it says how big it could have
 /// been and how to find out what it did.
-fn unknown_batch(
-    err: anyhow::Error,
-    size: u64,
-    verb: &str,
-    check: &str,
-) -> anyhow::Error {
+fn unknown_batch(err: anyhow::Error, size: u64, verb: &str, check: &str) -> anyhow::Error {
     QctlError::when_unknown(err, || {
         format!("the batch in flight (up to {size} jobs) may or may not have been {verb}: {check}")
     })
@@ -107,10 +102,7 @@ fn unknown_batch(
 
 /// Runs a layout's own statements in order, in the caller's transaction;
 /// the rows of the last are the result.
-fn run_steps<B: Backend + ?Sized>(
-    b: &mut B,
-    steps: &[Stmt],
-) -> Result<Vec<crate::sql::Row>> {
+fn run_steps<B: Backend + ?Sized>(b: &mut B, steps: &[Stmt]) -> Result<Vec<crate::sql::Row>> {
     let mut rows = Vec::new();
     for (i, step) in steps.iter().enumerate() {
         if i + 1 == steps.len() {

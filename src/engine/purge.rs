@@ -50,11 +50,11 @@ pub fn purge<B: Backend + ?Sized>(b: &mut B, request: &PurgeRequest) -> Result<P
 
 /// Whether a purge deletes rows of other tables first (the layout's
 /// `before_purge`): it needs the ids, so it picks them first.
-pub(super) fn purges_others<B: Backend + ?Sized>(b: &B) -> bool {
+fn purges_others<B: Backend + ?Sized>(b: &B) -> bool {
     b.table().layout.steps.contains_key("before_purge")
 }
 
-pub(super) fn purge_batches<B: Backend + ?Sized>(
+fn purge_batches<B: Backend + ?Sized>(
     b: &mut B,
     request: &PurgeRequest,
     keys: &PurgeKeys,
@@ -102,7 +102,7 @@ pub(super) fn purge_batches<B: Backend + ?Sized>(
 
 /// One purge batch, in the caller's transaction (or alone); how many
 /// jobs it deleted.
-pub(super) fn purge_one<B: Backend + ?Sized>(
+fn purge_one<B: Backend + ?Sized>(
     b: &mut B,
     request: &PurgeRequest,
     keys: &PurgeKeys,

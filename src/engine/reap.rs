@@ -142,7 +142,7 @@ pub fn reap<B: Backend + ?Sized>(
 /// Counts and lists the stale jobs the layout's reap leaves (its
 /// `reap_left` step), each with why: a job reap will not touch is never
 /// skipped in silence. A layout without the step leaves none.
-pub(super) fn record_left<B: Backend + ?Sized>(
+fn record_left<B: Backend + ?Sized>(
     b: &mut B,
     request: &ReapRequest,
     outcome: &mut ReapOutcome,
@@ -166,15 +166,12 @@ pub(super) fn record_left<B: Backend + ?Sized>(
 }
 
 /// How to find out what a reap batch of unknown outcome did.
-pub(super) const REAP_CHECK: &str = "`qctl reap --dry-run` lists the jobs still stale, and running `qctl \
+const REAP_CHECK: &str = "`qctl reap --dry-run` lists the jobs still stale, and running `qctl \
                           reap` again finishes the work";
 
 /// One reap batch inside the caller's transaction: the jobs it reaped,
 /// and the layout's statements that follow a reap.
-pub(super) fn reap_batch<B: Backend + ?Sized>(
-    b: &mut B,
-    request: &ReapRequest,
-) -> Result<Vec<ReapedJob>> {
+fn reap_batch<B: Backend + ?Sized>(b: &mut B, request: &ReapRequest) -> Result<Vec<ReapedJob>> {
     let jobs = reap_rows(b, request)?;
     let of = |action: ReapAction| -> Vec<JobId> {
         jobs.iter()
@@ -200,10 +197,7 @@ pub(super) fn reap_batch<B: Backend + ?Sized>(
 }
 
 /// The reaped rows of one batch.
-pub(super) fn reap_rows<B: Backend + ?Sized>(
-    b: &mut B,
-    request: &ReapRequest,
-) -> Result<Vec<ReapedJob>> {
+fn reap_rows<B: Backend + ?Sized>(b: &mut B, request: &ReapRequest) -> Result<Vec<ReapedJob>> {
     let fill = Fill {
         batch: Some(request.batch_size),
         stale: match request.rule {

@@ -263,7 +263,7 @@ pub fn stats<B: Backend + ?Sized>(b: &mut B, request: &StatsRequest) -> Result<S
 }
 
 /// How stats finds jobs no state claims.
-pub(super) enum Unclaimed {
+enum Unclaimed {
     /// None can exist (a NOT NULL enum status whose every label a state
     /// claims): nothing to read.
     NoneCanExist,
@@ -295,7 +295,7 @@ pub const UNMATCHED_NOT_LOOKED_FOR: &str =
 /// split between queues as the sample splits them. `cancelled`, the count
 /// of cancelled jobs when it would read the whole table, is counted (or
 /// sampled) with them.
-pub(super) fn finished_counts<B: Backend + ?Sized>(
+fn finished_counts<B: Backend + ?Sized>(
     b: &mut B,
     exact: bool,
     not_done: i64,
@@ -364,7 +364,7 @@ pub(super) fn finished_counts<B: Backend + ?Sized>(
 }
 
 /// A count per queue, where there is one.
-pub(super) fn counts_of<B: Backend + ?Sized>(
+fn counts_of<B: Backend + ?Sized>(
     b: &mut B,
     stmt: Option<&Stmt>,
 ) -> Result<Vec<(Option<String>, i64)>> {
@@ -375,7 +375,7 @@ pub(super) fn counts_of<B: Backend + ?Sized>(
 }
 
 /// (queue, count) rows.
-pub(super) fn queue_counts(rows: Vec<crate::sql::Row>) -> Vec<(Option<String>, i64)> {
+fn queue_counts(rows: Vec<crate::sql::Row>) -> Vec<(Option<String>, i64)> {
     rows.into_iter()
         .map(|row| {
             let mut row = row.into_iter();
@@ -387,6 +387,6 @@ pub(super) fn queue_counts(rows: Vec<crate::sql::Row>) -> Vec<(Option<String>, i
         .collect()
 }
 
-pub(super) fn age_seconds(now: DateTime<Utc>, then: DateTime<Utc>) -> f64 {
+fn age_seconds(now: DateTime<Utc>, then: DateTime<Utc>) -> f64 {
     ((now - then).num_milliseconds() as f64 / 1000.0).max(0.0)
 }
