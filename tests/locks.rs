@@ -273,6 +273,20 @@ fn locks_on_sqlite_is_a_clear_error() {
         .assert_error("sqlite has no advisory locks (`qctl blocked` shows who holds");
 }
 
+/// `--all-nodes` asks every node of a Galera cluster (tests/clusters.rs);
+/// a server that is no cluster's node refuses it in words, and changes
+/// nothing.
+#[test]
+fn locks_all_nodes_off_a_cluster_is_refused_in_words() {
+    let db = common::mysql::MyDb::new();
+    db.run(&["init"]).assert_ok();
+    // With --key: this server lists no user locks without
+    // performance_schema, and one named lock needs no listing.
+    db.run(&["locks", "--all-nodes", "--key", "qctl-test"])
+        .assert_error("--all-nodes asks every node of a Galera cluster");
+    db.run(&["locks", "--key", "qctl-test"]).assert_ok();
+}
+
 /// Not a test: the child process of the test below, which holds SQLite's
 /// write lock until its stdin closes.
 #[test]

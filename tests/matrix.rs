@@ -1243,6 +1243,11 @@ fn a_claim_is_judged_on_a_real_queue(db: &dyn Db) {
         json!({"name": "q0", "ready": 14, "picked": true})
     );
     assert_eq!(report["provisional"], false, "{report}");
+    // A queue asked for is the one measured, though another is busier.
+    let asked = json(db, &["explain-claim", "--queue", "q2"]);
+    assert_eq!(asked["checks"][0]["queue"]["name"], "q2", "{asked}");
+    assert_ne!(asked["checks"][0]["queue"]["picked"], true, "{asked}");
+    assert_eq!(asked["provisional"], false, "{asked}");
     let text = db.run(&["explain-claim"]);
     assert!(
         text.stdout
