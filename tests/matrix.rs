@@ -684,8 +684,20 @@ fn the_fence_without_an_attempts_column(db: &dyn Db) {
         .expect("a lock-time fence, microseconds alone");
     db.sql(&format!("UPDATE jobs SET locked_until = {}", db.ago(60)));
     json(db, &["reap"]);
-    // A second apart, so the lock times differ on every time encoding.
-    std::thread::sleep(std::time::Duration::from_millis(1100));
+    // The database's clock past the first lock time's second, so the
+    // lock times differ on every time encoding (SQLite's are whole
+    // seconds): waited for as a condition on that clock.
+    let micros_now = match db.kind() {
+        Kind::Sqlite => "unixepoch() * 1000000",
+        Kind::Postgres => "floor(extract(epoch FROM clock_timestamp()))::bigint * 1000000",
+        Kind::Mysql => "FLOOR(UNIX_TIMESTAMP(NOW(6))) * 1000000",
+    };
+    let next_second = (token / 1_000_000 + 1) * 1_000_000;
+    common::wait_for(
+        "the clock's next second",
+        std::time::Duration::from_secs(5),
+        || db.count(&format!("{micros_now} >= {next_second}")) > 0,
+    );
     let second = json(db, &["claim", "--worker", "D"]);
     assert_ne!(second["fence"], first["fence"]);
     let stale = db.run(&["fail", "1", "--worker", "D", "--fence", &token.to_string()]);
