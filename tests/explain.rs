@@ -3,7 +3,7 @@
 mod common;
 
 use common::Sandbox;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// A queue with history and a backlog, and only the given index.
 fn weak_schema(index: Option<&str>, backlog: i64) -> Sandbox {
@@ -118,6 +118,34 @@ fn status_only_index_is_flagged_and_apply_fixes_it() {
         s.run(&["explain-claim", "--sort-threshold", "20000", "--strict"])
             .code,
         1
+    );
+
+    // doctor judges the claim plan by the same threshold: the sort of
+    // 12,000 rows fails it at the default 10,000, and is a warning under
+    // --sort-threshold 20000.
+    let claim_plan = |args: &[&str]| -> (i32, Value) {
+        let run = s.run(args);
+        let report = run.json();
+        let check = report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "claim plan")
+            .unwrap_or_else(|| panic!("a claim plan check: {report}"))
+            .clone();
+        (run.code, check)
+    };
+    let (code, strict) = claim_plan(&["--format", "json", "doctor"]);
+    assert_eq!((code, &strict["status"]), (1, &json!("failed")), "{strict}");
+    assert!(
+        strict["detail"].as_str().unwrap().contains("temp_sort"),
+        "{strict}"
+    );
+    let (_, lenient) = claim_plan(&["--format", "json", "doctor", "--sort-threshold", "20000"]);
+    assert_eq!(lenient["status"], "warning", "{lenient}");
+    assert!(
+        lenient["detail"].as_str().unwrap().contains("temp_sort"),
+        "{lenient}"
     );
 
     let table = s.run(&["explain-claim"]);

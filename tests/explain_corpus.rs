@@ -479,6 +479,37 @@ fn pg_a_sort_is_sized_by_its_input() {
 }
 
 #[test]
+fn pg_no_index_seq_scans_a_big_table() {
+    // 100,000 rows and no index a claim can use: the planner has only a
+    // Seq Scan over the whole table, and the verdict must say so.
+    let report = check(Case {
+        db: Db::Pg,
+        init: true,
+        config: None,
+        setup: format!("{DROP_INIT} {} ANALYZE jobs;", pg_history(100_000, 200)),
+        sql: None,
+        args: &[],
+        code: 1,
+        errors: &["full_scan"],
+        absent: &[],
+    });
+    let scan = report["checks"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "full_scan")
+        .unwrap_or_else(|| panic!("a full_scan finding: {report:#}"));
+    assert!(
+        scan["detail"].as_str().unwrap().contains("jobs"),
+        "the scan names its table: {scan}"
+    );
+    assert!(
+        report["checks"][0]["plan"].to_string().contains("Seq Scan"),
+        "the plan read is a Seq Scan: {report:#}"
+    );
+}
+
+#[test]
 fn pg_good_partial_index_stays_healthy() {
     let report = check(Case {
         db: Db::Pg,

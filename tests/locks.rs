@@ -68,7 +68,25 @@ fn blocked_shows_waiters_their_chain_and_the_job_the_holder_keeps() {
             .unwrap()
     });
     wait_until_blocked(&db, second_pid);
-    thread::sleep(Duration::from_millis(300));
+    // Both have waited 300 ms by the server's clock (the report's waits
+    // are read from it): a condition, not a sleep of our own.
+    let mut admin = db.client();
+    common::wait_for(
+        "both waiters to have waited 300 ms",
+        Duration::from_secs(20),
+        || {
+            let n: i64 = admin
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1) \
+                 AND clock_timestamp() - query_start >= interval '300 ms' \
+                 AND clock_timestamp() - xact_start >= interval '300 ms'",
+                    &[&vec![first_pid, second_pid]],
+                )
+                .unwrap()
+                .get(0);
+            n == 2
+        },
+    );
 
     let run = db.run(&["--format", "json", "blocked"]);
     run.assert_ok();
@@ -271,6 +289,20 @@ fn locks_on_sqlite_is_a_clear_error() {
     s.init();
     s.run(&["locks"])
         .assert_error("sqlite has no advisory locks (`qctl blocked` shows who holds");
+}
+
+/// `--all-nodes` asks every node of a Galera cluster (tests/clusters.rs);
+/// a server that is no cluster's node refuses it in words, and changes
+/// nothing.
+#[test]
+fn locks_all_nodes_off_a_cluster_is_refused_in_words() {
+    let db = common::mysql::MyDb::new();
+    db.run(&["init"]).assert_ok();
+    // With --key: this server lists no user locks without
+    // performance_schema, and one named lock needs no listing.
+    db.run(&["locks", "--all-nodes", "--key", "qctl-test"])
+        .assert_error("--all-nodes asks every node of a Galera cluster");
+    db.run(&["locks", "--key", "qctl-test"]).assert_ok();
 }
 
 /// Not a test: the child process of the test below, which holds SQLite's

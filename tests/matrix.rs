@@ -191,6 +191,59 @@ fn reap_row_by_row(db: &dyn Db) {
     assert_eq!(actions(&by_age), vec![(4, "requeue".to_string())]);
 }
 
+/// A lease ends at its instant, not before: a job whose lease ends this
+/// very second is live, one whose lease ended the second before is stale.
+/// Times in whole seconds make the instant exact: SQLite's own table keeps
+/// them so, and on PostgreSQL and MariaDB the lease column is made Unix
+/// seconds, where qctl reads the server's clock as the current whole
+/// second. A lease ending at `now` reaped (`<=` for `<`) fails here.
+fn the_lease_ends_at_its_instant(db: &dyn Db) {
+    db.run(&["init"]).assert_ok();
+    // The current whole second, by the clock qctl reads.
+    let second = match db.kind() {
+        Kind::Sqlite => "unixepoch()",
+        Kind::Postgres => {
+            db.sql(
+                "ALTER TABLE jobs ALTER COLUMN locked_until TYPE bigint \
+                 USING floor(extract(epoch FROM locked_until))::bigint",
+            );
+            "floor(extract(epoch FROM clock_timestamp()))::bigint"
+        }
+        Kind::Mysql => {
+            db.sql("ALTER TABLE jobs MODIFY locked_until BIGINT NULL");
+            "UNIX_TIMESTAMP()"
+        }
+    };
+    for n in 1..=3 {
+        db.run(&["enqueue", "--payload", &n.to_string()])
+            .assert_ok();
+    }
+    // A run counts only when the second did not roll over between the
+    // leases' writing and qctl's reading of the clock: job 1's lease is
+    // still one second ahead afterwards. Each try takes a fraction of a
+    // second, so a few tries find one.
+    for _ in 0..20 {
+        db.sql(&format!(
+            "UPDATE jobs SET status = 'running', locked_by = 'w', attempts = 1, \
+             locked_at = {ago}, last_error = NULL, locked_until = {second} + 2 - id",
+            ago = db.ago(60)
+        ));
+        let report = json(db, &["reap"]);
+        if db.count(&format!("id = 1 AND locked_until = {second} + 1")) == 0 {
+            continue;
+        }
+        assert_eq!(
+            reap_actions(&report),
+            vec![(3, "requeue".to_string())],
+            "the lease ending this second is live: {report}"
+        );
+        assert_eq!(db.count("id IN (1, 2) AND status = 'running'"), 2);
+        assert_eq!(db.count("id = 3 AND status = 'pending'"), 1);
+        return;
+    }
+    panic!("20 tries, and each one's second rolled over before reap read the clock");
+}
+
 fn purge_in_batches(db: &dyn Db) {
     seeded(db);
     db.sql(&format!(
@@ -631,8 +684,20 @@ fn the_fence_without_an_attempts_column(db: &dyn Db) {
         .expect("a lock-time fence, microseconds alone");
     db.sql(&format!("UPDATE jobs SET locked_until = {}", db.ago(60)));
     json(db, &["reap"]);
-    // A second apart, so the lock times differ on every time encoding.
-    std::thread::sleep(std::time::Duration::from_millis(1100));
+    // The database's clock past the first lock time's second, so the
+    // lock times differ on every time encoding (SQLite's are whole
+    // seconds): waited for as a condition on that clock.
+    let micros_now = match db.kind() {
+        Kind::Sqlite => "unixepoch() * 1000000",
+        Kind::Postgres => "floor(extract(epoch FROM clock_timestamp()))::bigint * 1000000",
+        Kind::Mysql => "FLOOR(UNIX_TIMESTAMP(NOW(6))) * 1000000",
+    };
+    let next_second = (token / 1_000_000 + 1) * 1_000_000;
+    common::wait_for(
+        "the clock's next second",
+        std::time::Duration::from_secs(5),
+        || db.count(&format!("{micros_now} >= {next_second}")) > 0,
+    );
     let second = json(db, &["claim", "--worker", "D"]);
     assert_ne!(second["fence"], first["fence"]);
     let stale = db.run(&["fail", "1", "--worker", "D", "--fence", &token.to_string()]);
@@ -867,20 +932,36 @@ fn a_table_qctl_cannot_describe_is_refused_in_words(db: &dyn Db) {
 
 /// Input at its edges: a last line without a newline is a job like the
 /// others, CRLF line ends are line ends (the payload keeps no `\r`), and a
-/// UTF-8 byte-order mark before the first line is not part of its JSON.
+/// UTF-8 byte-order mark before the first line is not part of its JSON;
+/// from stdin and from a named file alike (a file is read, measured and
+/// loaded by another path than stdin).
 fn bulk_input_at_its_edges(db: &dyn Db) {
     db.run(&["init"]).assert_ok();
-    for (input, jobs) in [
+    let inputs = [
         ("{\"payload\": 1}\n{\"payload\": 2}\n{\"payload\": 3}", 3),
         ("{\"payload\": \"a\"}\r\n{\"payload\": \"b\"}\r\n", 2),
         ("\u{feff}{\"payload\": {\"bom\": true}}\n", 1),
         ("{\"payload\": 4}", 1),
-    ] {
+        ("{\"payload\": \"c\"}\r\n{\"payload\": \"d\"}", 2),
+    ];
+    for (input, jobs) in inputs {
         let before = db.count("1 = 1");
         let run = db.stdin(&["--format", "json", "enqueue", "--from-file", "-"], input);
         run.assert_ok();
-        assert_eq!(run.json()["enqueued"], jobs, "{input:?}");
-        assert_eq!(db.count("1 = 1"), before + jobs, "{input:?}");
+        assert_eq!(run.json()["enqueued"], jobs, "stdin {input:?}");
+        assert_eq!(db.count("1 = 1"), before + jobs, "stdin {input:?}");
+    }
+    for (input, jobs) in inputs {
+        let file = tempfile::Builder::new()
+            .suffix(".jsonl")
+            .tempfile()
+            .unwrap();
+        std::fs::write(file.path(), input).unwrap();
+        let path = file.path().to_str().unwrap();
+        let before = db.count("1 = 1");
+        let enqueued = json(db, &["enqueue", "--from-file", path]);
+        assert_eq!(enqueued["enqueued"], jobs, "file {input:?}");
+        assert_eq!(db.count("1 = 1"), before + jobs, "file {input:?}");
     }
     let listed = json(db, &["list", "--limit", "100"]);
     let payloads: Vec<String> = listed["jobs"]
@@ -889,12 +970,15 @@ fn bulk_input_at_its_edges(db: &dyn Db) {
         .iter()
         .map(|j| j["payload"].to_string())
         .collect();
-    for want in ["3", "\"b\"", "{\"bom\":true}", "4"] {
-        assert!(
-            payloads.iter().any(|p| p.replace(' ', "") == want),
-            "{want} in {payloads:?}"
-        );
+    // Each last line twice (stdin, then the file), and no `\r` kept.
+    for want in ["3", "\"b\"", "{\"bom\":true}", "4", "\"d\""] {
+        let seen = payloads
+            .iter()
+            .filter(|p| p.replace(' ', "") == want)
+            .count();
+        assert_eq!(seen, 2, "{want} twice in {payloads:?}");
     }
+    assert!(payloads.iter().all(|p| !p.contains("\\r")), "{payloads:?}");
 }
 
 /// A job due at the end of time (9999-12-31T23:59:59Z) keeps its date on
@@ -1171,6 +1255,11 @@ fn a_claim_is_judged_on_a_real_queue(db: &dyn Db) {
         json!({"name": "q0", "ready": 14, "picked": true})
     );
     assert_eq!(report["provisional"], false, "{report}");
+    // A queue asked for is the one measured, though another is busier.
+    let asked = json(db, &["explain-claim", "--queue", "q2"]);
+    assert_eq!(asked["checks"][0]["queue"]["name"], "q2", "{asked}");
+    assert_ne!(asked["checks"][0]["queue"]["picked"], true, "{asked}");
+    assert_eq!(asked["provisional"], false, "{asked}");
     let text = db.run(&["explain-claim"]);
     assert!(
         text.stdout
@@ -1270,6 +1359,7 @@ on_every_backend!(
     a_table_without_a_worker_column,
     lifecycle,
     reap_row_by_row,
+    the_lease_ends_at_its_instant,
     purge_in_batches,
     purge_by_queue_purges_every_queue,
     purge_by_searches_an_index_led_by_the_status,

@@ -13,7 +13,8 @@
 //!   reap leaves the system's counts where that release's own rescuer
 //!   (`rescue*.sql`) leaves them;
 //! - `explain-claim --sql` checks that release's own claim statement
-//!   (`claim*.sql`).
+//!   (`claim*.sql`) and exits as `[expect]`'s `claim_exit_<database>`
+//!   says (measured on the fixture).
 
 mod common;
 
@@ -222,6 +223,18 @@ fn json(db: &dyn Loaded, args: &[&str]) -> (i32, Value, String) {
     (run.code, value, run.stderr)
 }
 
+/// An explain-claim report's findings as `severity kind` words.
+fn findings(report: &Value) -> String {
+    report["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|c| c["findings"].as_array().cloned().unwrap_or_default())
+        .map(|f| format!("{} {}", f["severity"], f["kind"]).replace('"', ""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Checks one release on one database; returns what went wrong.
 fn check(fixture: &Fixture, database: &str) -> Vec<String> {
     let name = format!("{} on {database}", fixture.name());
@@ -345,8 +358,22 @@ fn check(fixture: &Fixture, database: &str) -> Vec<String> {
             &["explain-claim", "--sql", path.to_str().unwrap()],
         );
         let _ = std::fs::remove_file(&path);
-        if report.is_null() || !(code == 0 || code == 1) {
-            wrong.push(format!("{name}: explain-claim --sql exit {code}: {stderr}"));
+        // The verdict the release's claim earns on this fixture, recorded
+        // per database in fixture.toml: a claim that passes and one that
+        // fails are both verdicts, and each must stay the one it is.
+        let key = format!("claim_exit_{database}");
+        match fixture.meta.expect.get(&key) {
+            None => wrong.push(format!(
+                "{name}: fixture.toml's [expect] has no {key} (explain-claim --sql exits {code})"
+            )),
+            Some(_) if report.is_null() => {
+                wrong.push(format!("{name}: explain-claim --sql exit {code}: {stderr}"))
+            }
+            Some(&want) if i64::from(code) != want => wrong.push(format!(
+                "{name}: explain-claim --sql exit {code}, the fixture's verdict {want}: {}",
+                findings(&report)
+            )),
+            Some(_) => {}
         }
     }
     wrong
