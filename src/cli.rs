@@ -744,6 +744,18 @@ mod tests {
         super::Cli::command().debug_assert();
     }
 
+    /// The commands a preset may refuse are subcommands by those names.
+    #[test]
+    fn refusable_commands_are_subcommands() {
+        let cli = super::Cli::command();
+        for command in crate::layout::Command::ALL {
+            assert!(
+                cli.find_subcommand(command.name()).is_some(),
+                "no subcommand {command}"
+            );
+        }
+    }
+
     #[test]
     fn names_are_what_clap_parses() {
         use clap::ValueEnum;

@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use crate::backend::Target;
 use crate::db::{Access, Backend, ConnectOptions, SqlLog};
-use crate::layout::{Layout, LayoutOverrides, TableName};
+use crate::layout::{Command, Layout, LayoutOverrides, TableName};
 use crate::output::Output;
 use crate::{error, presets};
 
@@ -102,7 +102,7 @@ impl Ctx {
 
     /// Connects for a command that a queue system's preset may refuse
     /// (River's jobs are claimed by River's workers, not by qctl).
-    pub fn open_for(&self, command: &str, access: Access) -> Result<Box<dyn Backend + Send>> {
+    pub fn open_for(&self, command: Command, access: Access) -> Result<Box<dyn Backend + Send>> {
         let backend = self.open(access)?;
         backend.table().layout.refuse(command)?;
         Ok(backend)

@@ -11,6 +11,59 @@ use serde::Deserialize;
 
 use crate::error::QctlError;
 
+/// The commands a queue system's preset may refuse, its own tools doing
+/// them (River's workers claim River's jobs). One list, used by the
+/// presets' `[refuse]` tables (an unknown name there fails to load), by
+/// the commands that open a table for them, and by the docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Command {
+    Enqueue,
+    Claim,
+    Complete,
+    Fail,
+    Retry,
+    Reap,
+    Purge,
+    Bench,
+    Init,
+}
+
+impl Command {
+    pub const ALL: [Command; 9] = [
+        Command::Enqueue,
+        Command::Claim,
+        Command::Complete,
+        Command::Fail,
+        Command::Retry,
+        Command::Reap,
+        Command::Purge,
+        Command::Bench,
+        Command::Init,
+    ];
+
+    /// The subcommand's name (`qctl reap`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Command::Enqueue => "enqueue",
+            Command::Claim => "claim",
+            Command::Complete => "complete",
+            Command::Fail => "fail",
+            Command::Retry => "retry",
+            Command::Reap => "reap",
+            Command::Purge => "purge",
+            Command::Bench => "bench",
+            Command::Init => "init",
+        }
+    }
+}
+
+impl fmt::Display for Command {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A validated SQL identifier: letters, digits and `_`, not starting with a
 /// digit, at most 63 bytes (PostgreSQL's limit).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -627,7 +680,7 @@ pub struct Layout {
     /// `explain-claim` must do the same (set by a preset).
     pub driver: Driver,
     /// Commands this system's preset does not run, and what to use instead.
-    pub refusals: std::collections::BTreeMap<String, String>,
+    pub refusals: std::collections::BTreeMap<Command, String>,
     /// The queue system and release a preset follows, for messages.
     pub system: Option<String>,
     /// How `--layout auto` chose this layout, for `-v` and `doctor`.
@@ -745,8 +798,8 @@ impl Layout {
 
     /// Refuses a command this system's preset does not run, saying what
     /// the system's own tool is.
-    pub fn refuse(&self, command: &str) -> Result<()> {
-        match self.refusals.get(command) {
+    pub fn refuse(&self, command: Command) -> Result<()> {
+        match self.refusals.get(&command) {
             Some(why) => Err(QctlError::usage(format!(
                 "qctl {command} does not run on {} tables: {why}",
                 self.system.as_deref().unwrap_or(&self.preset)

@@ -8,10 +8,11 @@ use crate::cli::{BenchArgs, BenchModeArg};
 use crate::ctx::Ctx;
 use crate::db::Access;
 use crate::error::exit;
+use crate::layout::Command;
 use crate::request::{BenchMode, BenchRequest};
 
 pub fn run(ctx: &Ctx, args: &BenchArgs) -> Result<u8> {
-    let mut backend = ctx.open_for("bench", Access::Scratch)?;
+    let mut backend = ctx.open_for(Command::Bench, Access::Scratch)?;
     let modes = match (backend.table().dialect.skip_locked, args.mode) {
         (false, _) => vec![BenchMode::Immediate],
         (true, BenchModeArg::SkipLocked) => vec![BenchMode::SkipLocked],

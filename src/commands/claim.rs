@@ -8,6 +8,7 @@ use crate::cli::ClaimArgs;
 use crate::ctx::Ctx;
 use crate::db::Access;
 use crate::error::exit;
+use crate::layout::Command;
 use crate::layout::Concept;
 use crate::request::ClaimRequest;
 use crate::request::default_queue;
@@ -17,7 +18,7 @@ use crate::sql::dialect::LockMode;
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(300);
 
 pub fn run(ctx: &Ctx, args: &ClaimArgs) -> Result<u8> {
-    let mut backend = ctx.open_for("claim", Access::Write)?;
+    let mut backend = ctx.open_for(Command::Claim, Access::Write)?;
     let layout = &backend.table().layout;
     let lease = args
         .lease

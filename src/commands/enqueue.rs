@@ -15,6 +15,7 @@ use crate::ctx::Ctx;
 use crate::db::Access;
 use crate::duration::parse_timestamp;
 use crate::error::{QctlError, exit};
+use crate::layout::Command;
 use crate::layout::Concept;
 use crate::model::{EnqueueOutcome, MAX_ATTEMPTS, NewJob};
 use crate::render;
@@ -293,7 +294,7 @@ fn with_separators(n: u64) -> String {
 
 /// Opens the queue for writing, refusing flags the table cannot store.
 fn open(ctx: &Ctx, args: &EnqueueArgs) -> Result<Box<dyn crate::db::Backend + Send>> {
-    let backend = ctx.open_for("enqueue", Access::Write)?;
+    let backend = ctx.open_for(Command::Enqueue, Access::Write)?;
     if args.max_attempts.is_some() {
         backend.table().layout.require(
             Concept::MaxAttempts,

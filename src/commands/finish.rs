@@ -7,6 +7,7 @@ use crate::cli::{FailArgs, FenceArgs};
 use crate::ctx::Ctx;
 use crate::db::Access;
 use crate::error::exit;
+use crate::layout::Command;
 use crate::layout::Concept;
 use crate::model::{FinishOutcome, Job, JobId};
 use crate::request::{Finish, FinishRequest};
@@ -15,10 +16,10 @@ pub fn complete(ctx: &Ctx, args: &FenceArgs) -> Result<u8> {
     finish(ctx, args, Finish::Complete)
 }
 
-fn command(finish: &Finish) -> &'static str {
+fn command(finish: &Finish) -> Command {
     match finish {
-        Finish::Complete => "complete",
-        Finish::Fail { .. } => "fail",
+        Finish::Complete => Command::Complete,
+        Finish::Fail { .. } => Command::Fail,
     }
 }
 

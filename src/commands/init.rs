@@ -14,7 +14,7 @@ pub fn run(ctx: &Ctx, args: &InitArgs) -> Result<u8> {
     } else {
         Access::Create
     };
-    ctx.layout.refuse("init")?;
+    ctx.layout.refuse(crate::layout::Command::Init)?;
     let mut backend = ctx.open(access)?;
     let statements = backend.init_statements();
     if !args.print {

@@ -9,6 +9,7 @@ use crate::cli::{PurgeArgs, PurgeStatus};
 use crate::ctx::Ctx;
 use crate::db::Access;
 use crate::error::{QctlError, exit};
+use crate::layout::Command;
 use crate::layout::Status;
 use crate::model::{PurgeOutcome, rfc3339};
 use crate::render::thousands;
@@ -28,7 +29,7 @@ pub fn run(ctx: &Ctx, args: &PurgeArgs) -> Result<u8> {
     };
     if args.dry_run {
         // Write access: the dry run tries the first batch and rolls it back.
-        let mut backend = ctx.open_for("purge", Access::Write)?;
+        let mut backend = ctx.open_for(Command::Purge, Access::Write)?;
         request.batch_size = crate::db::batch_size(backend.as_ref(), args.batch_size)?;
         let outcome = crate::engine::purge(backend.as_mut(), &request)?;
         ctx.out.emit(&outcome)?;
@@ -40,7 +41,7 @@ pub fn run(ctx: &Ctx, args: &PurgeArgs) -> Result<u8> {
              (see what would go with --dry-run)",
         ));
     }
-    let mut backend = ctx.open_for("purge", Access::Write)?;
+    let mut backend = ctx.open_for(Command::Purge, Access::Write)?;
     request.batch_size = crate::db::batch_size(backend.as_ref(), args.batch_size)?;
     if !args.yes {
         request.dry_run = true;

@@ -6,6 +6,7 @@ use crate::cli::{Format, ReapArgs};
 use crate::ctx::Ctx;
 use crate::db::Access;
 use crate::error::{QctlError, exit};
+use crate::layout::Command;
 use crate::model::StaleRule;
 use crate::request::ReapRequest;
 
@@ -17,7 +18,7 @@ pub fn run(ctx: &Ctx, args: &ReapArgs) -> Result<u8> {
     }
     // A dry run runs the real statements too (and rolls them back), so it
     // needs the same access as the real run.
-    let mut backend = ctx.open_for("reap", Access::Write)?;
+    let mut backend = ctx.open_for(Command::Reap, Access::Write)?;
     // The lease where the table has one, else the system's own rule; a
     // layout with neither needs --timeout, and says so.
     let rule = crate::request::stale_rule(&backend.table().layout, args.timeout)

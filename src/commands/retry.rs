@@ -7,6 +7,7 @@ use crate::cli::RetryArgs;
 use crate::ctx::Ctx;
 use crate::db::Access;
 use crate::error::exit;
+use crate::layout::Command;
 use crate::model::JobId;
 use crate::request::RetrySelection;
 
@@ -24,7 +25,7 @@ pub fn run(ctx: &Ctx, args: &RetryArgs) -> Result<u8> {
         }
         RetrySelection::Ids(ids)
     };
-    let mut backend = ctx.open_for("retry", Access::Write)?;
+    let mut backend = ctx.open_for(Command::Retry, Access::Write)?;
     let batch_size = crate::db::batch_size(backend.as_ref(), args.batch_size)?;
     let outcome = crate::engine::retry(backend.as_mut(), &selection, batch_size, args.dry_run)
         .map_err(|err| match &selection {

@@ -32,7 +32,7 @@ pub fn run(ctx: &Ctx, args: &StatsArgs) -> Result<u8> {
         return Err(QctlError::usage(format!(
             "--timeout and --max-stale do not apply to {}: {}",
             layout.system.as_deref().unwrap_or(&layout.preset),
-            layout.refusals["reap"]
+            layout.refusals[&crate::layout::Command::Reap]
         )));
     }
     let request = StatsRequest {

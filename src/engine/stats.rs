@@ -17,7 +17,7 @@ use super::sql;
 /// Whether the layout's system has no stale state: its preset refuses
 /// reap, having nothing to reap.
 pub fn never_stale(layout: &crate::layout::Layout) -> bool {
-    layout.refusals.contains_key("reap")
+    layout.refusals.contains_key(&crate::layout::Command::Reap)
 }
 
 /// Whether any pending job is left (the bench's stop condition).

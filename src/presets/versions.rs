@@ -46,7 +46,7 @@ pub struct Version {
     /// Commands qctl does not run on this release, beyond the preset's
     /// (GoodJob 3 has no stale state to reap).
     #[serde(default)]
-    pub refuse: BTreeMap<String, String>,
+    pub refuse: BTreeMap<crate::layout::Command, String>,
 }
 
 /// What a backend's catalog answers for detection.
