@@ -1307,10 +1307,19 @@ fn a_web_config_serves_tls_and_basic_auth() {
     let exporter = Exporter::start(cmd);
     assert!(exporter.log().contains("https://"), "{}", exporter.log());
     let ca = ca.pem();
-    let ok = https_get(&exporter.addr, &ca, "/metrics", Some(("prometheus", password)));
+    let ok = https_get(
+        &exporter.addr,
+        &ca,
+        "/metrics",
+        Some(("prometheus", password)),
+    );
     assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
     assert!(ok.contains("qctl_up 1"), "{ok}");
-    for auth in [None, Some(("prometheus", "wrong")), Some(("nobody", password))] {
+    for auth in [
+        None,
+        Some(("prometheus", "wrong")),
+        Some(("nobody", password)),
+    ] {
         let refused = https_get(&exporter.addr, &ca, "/metrics", auth);
         assert!(refused.starts_with("HTTP/1.1 401"), "{auth:?}: {refused}");
         assert!(refused.contains("WWW-Authenticate: Basic"), "{refused}");
@@ -1339,10 +1348,26 @@ fn a_web_config_serves_tls_and_basic_auth() {
     .unwrap();
     let refused = s.run(&["serve", "--web-config", config.to_str().unwrap()]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
-    assert!(refused.stderr.contains("client_auth_type"), "{}", refused.stderr);
-    std::fs::write(&config, "basic_auth_users:\n  prometheus: plain-text-secret\n").unwrap();
+    assert!(
+        refused.stderr.contains("client_auth_type"),
+        "{}",
+        refused.stderr
+    );
+    std::fs::write(
+        &config,
+        "basic_auth_users:\n  prometheus: plain-text-secret\n",
+    )
+    .unwrap();
     let refused = s.run(&["serve", "--web-config", config.to_str().unwrap()]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
-    assert!(refused.stderr.contains("not a bcrypt hash"), "{}", refused.stderr);
-    assert!(!refused.stderr.contains("plain-text-secret"), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("not a bcrypt hash"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        !refused.stderr.contains("plain-text-secret"),
+        "{}",
+        refused.stderr
+    );
 }
