@@ -1787,7 +1787,7 @@ _qctl() {
             return 0
             ;;
         qctl__subcmd__serve)
-            opts="-d -q -v -h -V --listen --interval --claim-check --targets --timeout --exact --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
+            opts="-d -q -v -h -V --listen --interval --claim-check --targets --timeout --exact --collect-timeout --max-connections --web-config --database --config --layout --table --format --color --quiet --verbose --busy-timeout --statement-timeout --connect-timeout --index-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1810,6 +1810,18 @@ _qctl() {
                     return 0
                     ;;
                 --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --collect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-connections)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --web-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

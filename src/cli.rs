@@ -472,6 +472,21 @@ pub struct ServeArgs {
     /// For -d targets: count finished jobs exactly (slower on big tables) instead of estimating
     #[arg(long)]
     pub exact: bool,
+
+    /// Give up a collection (connecting included) that has not ended after this long: the
+    /// database is reported down (qctl_up 0, cause timeout) and the next collection opens a new
+    /// connection [default: --statement-timeout plus 5s]
+    #[arg(long, value_parser = parse_positive_duration, value_name = "DURATION")]
+    pub collect_timeout: Option<Duration>,
+
+    /// Serve at most N HTTP connections at once; more are answered 503 and closed
+    #[arg(long, default_value_t = 64, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub max_connections: u64,
+
+    /// TLS and basic auth from this file, in the web-config format Prometheus exporters share
+    /// (tls_server_config: cert_file, key_file; basic_auth_users: user: bcrypt hash)
+    #[arg(long, value_name = "FILE")]
+    pub web_config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -75,20 +75,30 @@ pub fn install() {
                 }
             );
         }
-        if let Ok(cancels) = CANCELS.lock() {
-            for (_, cancel) in cancels.iter() {
-                cancel();
-            }
-        }
         if stops_itself {
             // The loop sees `interrupted()`, says so and ends by itself.
+            // The cancels go beside it: one sent to a server that no
+            // longer answers (a proxy holding the connection) must not
+            // hold the handler, nor the loop's clean stop, nor a second
+            // signal.
             STOPPED_ITSELF.store(true, Ordering::SeqCst);
+            std::thread::spawn(cancel_all);
             return;
         }
+        cancel_all();
         // The wait runs beside the handler, which stays free for a second
         // signal ("stop now").
         std::thread::spawn(move || wait_then_exit(committing || reporting));
     });
+}
+
+/// Cancels what every connection runs.
+fn cancel_all() {
+    if let Ok(cancels) = CANCELS.lock() {
+        for (_, cancel) in cancels.iter() {
+            cancel();
+        }
+    }
 }
 
 /// After an interrupt: what must not be abandoned (a COMMIT's answer, a

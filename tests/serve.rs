@@ -939,3 +939,435 @@ fn the_shipped_alert_rules_pass_promtool() {
         "docs/metrics.md does not show docs/qctl-alerts.yml as it is"
     );
 }
+
+// ---------------------------------------------------------------------
+// Sturdiness: the probes of a hostile or broken world, each of which
+// froze or killed the exporter once.
+
+/// The URL of `db` with its host and port replaced by a local proxy's.
+fn through(url: &str, port: u16) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap();
+    let (authority, path) = rest.split_once('/').unwrap();
+    let user = authority
+        .rsplit_once('@')
+        .map(|(u, _)| format!("{u}@"))
+        .unwrap_or_default();
+    format!("{scheme}://{user}127.0.0.1:{port}/{path}")
+}
+
+fn upstream(url: &str) -> String {
+    let authority = url.split_once("://").unwrap().1.split_once('/').unwrap().0;
+    authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, h)| h)
+        .to_string()
+}
+
+/// A database whose network goes silent after connecting (a proxy holds
+/// the sockets open, answers nothing, closes nothing): the server's
+/// statement timeout never reaches qctl, so its own deadline must. The
+/// target goes down with the cause `timeout` and a logged reason within
+/// --collect-timeout, and comes back up on a new connection once the
+/// network carries traffic again.
+fn a_silent_database_goes_down_within_the_deadline(db: &dyn Db) {
+    db.run(&["init"]).assert_ok();
+    let holder = common::proxy::Holder::start(&upstream(&db.url()));
+    let mut cmd = db.cmd();
+    cmd.args(["-d", &through(&db.url(), holder.port), "serve"])
+        .args(["--interval", "500ms", "--collect-timeout", "2s"]);
+    let exporter = Exporter::start(cmd);
+    exporter.wait_for(60, "up", |m| m.value("qctl_up", &[]) == 1.0);
+    holder.hold(true);
+    let started = Instant::now();
+    let down = exporter.wait_for(30, "down", |m| m.value("qctl_up", &[]) == 0.0);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "down only after {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        down.value("qctl_scrape_error", &[("cause", "timeout")]),
+        1.0
+    );
+    let line = exporter.log_until(10, "--collect-timeout");
+    assert!(line.contains("down (timeout)"), "{line}");
+    assert!(holder.swallowed.load(Ordering::SeqCst) > 0);
+    // /healthz and /metrics answer while a collection hangs.
+    assert_eq!(exporter.get("/healthz").status, 200);
+    holder.hold(false);
+    exporter.wait_for(120, "up again", |m| m.value("qctl_up", &[]) == 1.0);
+    exporter.log_until(10, "up again after");
+    let (code, log) = exporter.stop();
+    assert_eq!(code, 0, "{log}");
+}
+
+#[test]
+fn a_silent_postgres_goes_down_within_the_deadline() {
+    a_silent_database_goes_down_within_the_deadline(&PgDb::new());
+}
+
+#[test]
+fn a_silent_mariadb_goes_down_within_the_deadline() {
+    a_silent_database_goes_down_within_the_deadline(&MyDb::new());
+}
+
+/// SIGTERM while a collection waits on a silent database: exit 0 within
+/// a second (two on a loaded machine), not after the collection.
+#[test]
+fn sigterm_during_a_hung_collection_exits_at_once() {
+    let db = PgDb::new();
+    db.run(&["init"]).assert_ok();
+    let holder = common::proxy::Holder::start(&upstream(&db.url()));
+    let mut cmd = db.cmd();
+    cmd.args(["-d", &through(&db.url(), holder.port), "serve"])
+        .args(["--interval", "200ms", "--collect-timeout", "1h"]);
+    let exporter = Exporter::start(cmd);
+    exporter.wait_for(60, "up", |m| m.value("qctl_up", &[]) == 1.0);
+    holder.hold(true);
+    // A statement went out and was swallowed: a collection now hangs.
+    let started = Instant::now();
+    while holder.swallowed.load(Ordering::SeqCst) == 0 {
+        assert!(started.elapsed() < Duration::from_secs(30), "no statement");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let asked = Instant::now();
+    let (code, log) = exporter.stop();
+    let took = asked.elapsed();
+    assert_eq!(code, 0, "{log}");
+    assert!(
+        took < Duration::from_secs(2),
+        "exited after {took:?}:\n{log}"
+    );
+}
+
+/// Resident memory of a process, in bytes.
+fn rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kib * 1024
+}
+
+/// A request line of 256 MiB with no newline is refused after the first
+/// few KiB: the connection is closed long before the client has sent it
+/// all, and the exporter's memory does not grow with it, round after
+/// round.
+#[test]
+fn a_huge_request_line_is_cut_off_and_memory_stays_bounded() {
+    let s = Sandbox::new();
+    s.init();
+    let exporter = serve(&s, &[], &["--interval", "1h"]);
+    exporter.text();
+    let before = rss(exporter.pid());
+    for _ in 0..3 {
+        let mut stream = std::net::TcpStream::connect(&exporter.addr).unwrap();
+        stream
+            .set_write_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let chunk = vec![b'a'; 1 << 20];
+        let mut sent = 0usize;
+        let mut refused = false;
+        while sent < 256 << 20 {
+            if std::io::Write::write_all(&mut stream, &chunk).is_err() {
+                refused = true;
+                break;
+            }
+            sent += chunk.len();
+        }
+        assert!(refused, "the exporter took all {sent} bytes");
+        assert!(sent < 64 << 20, "the exporter took {sent} bytes first");
+        assert_eq!(exporter.get("/healthz").status, 200);
+    }
+    let after = rss(exporter.pid());
+    assert!(
+        after < before + (16 << 20),
+        "RSS grew from {before} to {after}"
+    );
+    // A long line arrives as a 414 for a client that reads.
+    let mut stream = std::net::TcpStream::connect(&exporter.addr).unwrap();
+    let line = format!("GET /{} HTTP/1.1\r\n", "a".repeat(10 << 10));
+    let _ = std::io::Write::write_all(&mut stream, line.as_bytes());
+    let mut answer = String::new();
+    let _ = std::io::Read::read_to_string(&mut stream, &mut answer);
+    assert!(
+        answer.starts_with("HTTP/1.1 414") || answer.is_empty(),
+        "{answer}"
+    );
+    let (code, log) = exporter.stop();
+    assert_eq!(code, 0, "{log}");
+}
+
+/// A client that pipelines 20,000 GETs and never reads an answer holds
+/// its own connection and nobody else's: /metrics and /healthz answer
+/// other clients at once while it stays.
+#[test]
+fn a_pipelining_client_that_never_reads_stalls_no_scrape() {
+    let s = Sandbox::new();
+    s.init();
+    let exporter = serve(&s, &[], &["--interval", "1h"]);
+    exporter.text();
+    let hogs: Vec<_> = (0..8)
+        .map(|_| {
+            let mut stream = std::net::TcpStream::connect(&exporter.addr).unwrap();
+            let requests = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n".repeat(20_000);
+            std::thread::spawn(move || {
+                let _ = std::io::Write::write_all(&mut stream, requests.as_bytes());
+                // Held open, never read, until the test ends.
+                stream
+            })
+        })
+        .collect();
+    // Give the hogs' answers time to fill every buffer they can.
+    std::thread::sleep(Duration::from_millis(500));
+    for _ in 0..20 {
+        let started = Instant::now();
+        let metrics = exporter.get("/metrics");
+        assert_eq!(metrics.status, 200);
+        assert_eq!(exporter.get("/healthz").status, 200);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "a scrape took {:?} beside the pipelining clients",
+            started.elapsed()
+        );
+    }
+    drop(hogs);
+    let (code, log) = exporter.stop();
+    assert_eq!(code, 0, "{log}");
+}
+
+/// Out of file descriptors (a low `ulimit -n`, hundreds of idle
+/// connections): the listener backs off and says so, and once the
+/// connections are gone it accepts again, /healthz answering; the process
+/// never dies or stays deaf.
+#[test]
+fn out_of_file_descriptors_the_listener_recovers() {
+    use std::os::unix::process::CommandExt;
+    let s = Sandbox::new();
+    s.init();
+    let mut cmd = s.cmd();
+    cmd.args(["-d", &s.url(), "serve"])
+        .args(["--interval", "1h", "--max-connections", "4096"]);
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 48,
+                rlim_max: 48,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let exporter = Exporter::start(cmd);
+    exporter.text();
+    let idle: Vec<_> = (0..100)
+        .filter_map(|_| std::net::TcpStream::connect(&exporter.addr).ok())
+        .collect();
+    exporter.log_until(30, "cannot accept connections");
+    drop(idle);
+    let started = Instant::now();
+    loop {
+        if let Ok(mut stream) = std::net::TcpStream::connect(&exporter.addr) {
+            stream
+                .set_read_timeout(Some(Duration::from_secs(2)))
+                .unwrap();
+            let _ = std::io::Write::write_all(&mut stream, b"GET /healthz HTTP/1.0\r\n\r\n");
+            let mut answer = String::new();
+            let _ = std::io::Read::read_to_string(&mut stream, &mut answer);
+            if answer.starts_with("HTTP/1.1 200") {
+                break;
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "/healthz did not answer after the connections closed:\n{}",
+            exporter.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    exporter.log_until(30, "accepting connections again");
+    let metrics = exporter.metrics();
+    assert_eq!(
+        metrics.value("qctl_up", &[]),
+        1.0,
+        "{}\n{}",
+        metrics.text,
+        exporter.log()
+    );
+    let (code, log) = exporter.stop();
+    assert_eq!(code, 0, "{log}");
+}
+
+/// More connections than --max-connections: the extra ones get a 503 and
+/// are closed; the exporter keeps serving those it holds.
+#[test]
+fn connections_beyond_the_limit_are_refused_with_503() {
+    let s = Sandbox::new();
+    s.init();
+    let exporter = serve(&s, &[], &["--interval", "1h", "--max-connections", "2"]);
+    exporter.text();
+    let held: Vec<_> = (0..2)
+        .map(|_| std::net::TcpStream::connect(&exporter.addr).unwrap())
+        .collect();
+    // The two are taken once the exporter answers 503 to a third.
+    let started = Instant::now();
+    loop {
+        let response = http(&exporter.addr, "GET", "/healthz");
+        if response.status == 503 {
+            assert!(response.body.contains("too many connections"));
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "no 503");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(held);
+    let started = Instant::now();
+    while http(&exporter.addr, "GET", "/healthz").status != 200 {
+        assert!(started.elapsed() < Duration::from_secs(30), "no 200 again");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (code, log) = exporter.stop();
+    assert_eq!(code, 0, "{log}");
+}
+
+/// One GET over TLS trusting `ca` (PEM), with basic auth when given;
+/// the whole answer as text.
+fn https_get(addr: &str, ca: &str, path: &str, auth: Option<(&str, &str)>) -> String {
+    use base64::Engine;
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(ca.as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let tls = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+    let socket = std::net::TcpStream::connect(addr).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut stream = rustls::StreamOwned::new(tls, socket);
+    let mut request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n");
+    if let Some((user, password)) = auth {
+        let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+        request.push_str(&format!("Authorization: Basic {token}\r\n"));
+    }
+    request.push_str("\r\n");
+    std::io::Write::write_all(&mut stream, request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = std::io::Read::read_to_string(&mut stream, &mut answer);
+    answer
+}
+
+/// `--web-config` in the format Prometheus exporters share: TLS with the
+/// file's certificate and key (paths relative to the file), basic auth
+/// against a bcrypt hash. No password or a wrong one is a 401; plain HTTP
+/// is not answered; neither the password nor its hash shows in the log.
+#[test]
+fn a_web_config_serves_tls_and_basic_auth() {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+    let s = Sandbox::new();
+    s.init();
+    let dir = tempfile::tempdir().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "qctl test CA");
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+    let cert = params.signed_by(&key, &ca).unwrap();
+    std::fs::write(dir.path().join("server.crt"), cert.pem()).unwrap();
+    std::fs::write(dir.path().join("server.key"), key.serialize_pem()).unwrap();
+    let password = "correct horse battery staple";
+    let hash = bcrypt::hash(password, 4).unwrap();
+    let config = dir.path().join("web.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "# as node_exporter reads it\ntls_server_config:\n  cert_file: server.crt\n  \
+             key_file: server.key\nbasic_auth_users:\n  prometheus: '{hash}'\n"
+        ),
+    )
+    .unwrap();
+    let mut cmd = s.cmd();
+    cmd.args(["-d", &s.url(), "serve", "--interval", "1h", "--web-config"])
+        .arg(&config);
+    let exporter = Exporter::start(cmd);
+    assert!(exporter.log().contains("https://"), "{}", exporter.log());
+    let ca = ca.pem();
+    let ok = https_get(
+        &exporter.addr,
+        &ca,
+        "/metrics",
+        Some(("prometheus", password)),
+    );
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+    assert!(ok.contains("qctl_up 1"), "{ok}");
+    for auth in [
+        None,
+        Some(("prometheus", "wrong")),
+        Some(("nobody", password)),
+    ] {
+        let refused = https_get(&exporter.addr, &ca, "/metrics", auth);
+        assert!(refused.starts_with("HTTP/1.1 401"), "{auth:?}: {refused}");
+        assert!(refused.contains("WWW-Authenticate: Basic"), "{refused}");
+    }
+    // A plain HTTP request is no TLS handshake: closed unanswered.
+    let mut plain = std::net::TcpStream::connect(&exporter.addr).unwrap();
+    plain
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let _ = std::io::Write::write_all(&mut plain, b"GET /metrics HTTP/1.0\r\n\r\n");
+    let mut answer = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut plain, &mut answer);
+    assert!(!answer.starts_with(b"HTTP/1.1 200"));
+    let (code, log) = exporter.stop();
+    assert_eq!(code, 0, "{log}");
+    assert!(!log.contains(password) && !log.contains(&hash), "{log}");
+
+    // A setting qctl does not implement is refused by name, before
+    // anything listens; a hash that is no bcrypt hash too, without
+    // showing it.
+    std::fs::write(
+        &config,
+        "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  \
+         client_auth_type: RequireAndVerifyClientCert\n",
+    )
+    .unwrap();
+    let refused = s.run(&["serve", "--web-config", config.to_str().unwrap()]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("client_auth_type"),
+        "{}",
+        refused.stderr
+    );
+    std::fs::write(
+        &config,
+        "basic_auth_users:\n  prometheus: plain-text-secret\n",
+    )
+    .unwrap();
+    let refused = s.run(&["serve", "--web-config", config.to_str().unwrap()]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("not a bcrypt hash"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        !refused.stderr.contains("plain-text-secret"),
+        "{}",
+        refused.stderr
+    );
+}

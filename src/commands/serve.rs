@@ -14,6 +14,10 @@ use crate::layout::LayoutOverrides;
 use crate::output::Output;
 use crate::serve::{Options, TargetSpec};
 
+/// The collection deadline's default beyond the statement timeout: a
+/// server that answers says "statement timeout" itself, first.
+const COLLECT_MARGIN: Duration = Duration::from_secs(5);
+
 /// Where the databases come from, as the global options give them.
 pub struct Given<'a> {
     /// The `-d` flags, in order.
@@ -51,6 +55,11 @@ pub fn run(given: &Given, args: &ServeArgs, out: Output, limits: Limits) -> Resu
         listen: listen.unwrap_or_else(|| DEFAULT_LISTEN.to_string()),
         interval: interval.unwrap_or(DEFAULT_INTERVAL),
         claim_check,
+        collect_timeout: args
+            .collect_timeout
+            .unwrap_or(limits.statement_timeout + COLLECT_MARGIN),
+        max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
+        web_config: args.web_config.clone(),
     };
     let targets = match &file {
         Some(file) => {

@@ -7,10 +7,13 @@
 //!
 //! SIGTERM (or Ctrl-C) sets the interrupt flag instead of ending the
 //! process (`interrupt::stop_here`): the server stops taking requests,
-//! the collectors close their connections, and `run` returns 0.
+//! the collectors close their connections, and `run` returns 0 within
+//! half a second, whatever a collection is waiting for (the exporter only
+//! reads: nothing is left half done by not waiting longer).
 
 mod collect;
 mod http;
+mod web;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -31,7 +34,17 @@ pub struct Options {
     pub listen: String,
     pub interval: Duration,
     pub claim_check: Option<Duration>,
+    /// The longest one collection may take, connecting included.
+    pub collect_timeout: Duration,
+    /// Connections open at once; more are answered 503 and closed.
+    pub max_connections: usize,
+    /// `--web-config`: TLS and basic auth.
+    pub web_config: Option<std::path::PathBuf>,
 }
+
+/// How long `run` waits, after SIGTERM, for the collectors to close
+/// their connections as the databases expect.
+const STOP_GRACE: Duration = Duration::from_millis(500);
 
 /// One database to watch.
 pub struct TargetSpec {
@@ -65,9 +78,34 @@ struct Shared {
     wake: (Mutex<()>, Condvar),
     /// Requests answered: /metrics, /healthz, anything else.
     requests: [AtomicU64; 3],
+    /// False while the listener cannot accept (out of file descriptors).
+    listener_ok: AtomicBool,
+    /// Why the listening socket failed for good: the exporter then exits
+    /// with an error, for its service manager to restart it.
+    listener_error: Mutex<Option<String>>,
 }
 
 impl Shared {
+    fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
+    }
+
+    fn listener_ok(&self) -> bool {
+        self.listener_ok.load(Ordering::SeqCst)
+    }
+
+    fn set_listener_ok(&self, ok: bool) {
+        self.listener_ok.store(ok, Ordering::SeqCst);
+    }
+
+    fn listener_failed(&self, why: String) {
+        self.set_listener_ok(false);
+        *self
+            .listener_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(why);
+    }
+
     /// Sleeps until `deadline`; false when the exporter is stopping.
     fn sleep_until(&self, deadline: Instant) -> bool {
         let (lock, cv) = &self.wake;
@@ -142,7 +180,12 @@ impl Shared {
 
 /// Runs the exporter until SIGTERM; returns the exit code.
 pub fn run(options: &Options, targets: Vec<TargetSpec>, out: &Output) -> Result<u8> {
-    // Bind first: a taken port is an error before any database is asked.
+    // The web config and the port first: a bad file or a taken port is
+    // an error before any database is asked.
+    let web = match &options.web_config {
+        Some(path) => web::WebConfig::load(path)?,
+        None => web::WebConfig::default(),
+    };
     let server = http::bind(&options.listen)?;
     let _stops_itself = crate::interrupt::stop_here();
     let log = Log {
@@ -153,8 +196,10 @@ pub fn run(options: &Options, targets: Vec<TargetSpec>, out: &Output) -> Result<
     log.info(
         None,
         &format!(
-            "listening on http://{}/metrics: {} database{}, queried every {}{}",
+            "listening on {}://{}/metrics ({}): {} database{}, queried every {}{}",
+            web.scheme(),
             server.address,
+            web.describe(),
             targets.len(),
             if targets.len() == 1 { "" } else { "s" },
             format_duration(options.interval),
@@ -179,6 +224,8 @@ pub fn run(options: &Options, targets: Vec<TargetSpec>, out: &Output) -> Result<
         stopping: AtomicBool::new(false),
         wake: (Mutex::new(()), Condvar::new()),
         requests: Default::default(),
+        listener_ok: AtomicBool::new(true),
+        listener_error: Mutex::new(None),
     });
     let collectors: Vec<_> = targets
         .into_iter()
@@ -191,27 +238,48 @@ pub fn run(options: &Options, targets: Vec<TargetSpec>, out: &Output) -> Result<
                 .spawn(move || collector.run(index, &shared))
         })
         .collect::<std::io::Result<_>>()?;
-    let responders = http::start(server, Arc::clone(&shared))?;
+    let _accepting = http::start(
+        server,
+        http::Server {
+            shared: Arc::clone(&shared),
+            web: Arc::new(web),
+            log: log.clone(),
+            max_connections: options.max_connections,
+        },
+    )?;
 
-    while !crate::interrupt::interrupted() {
+    let failed = loop {
+        if crate::interrupt::interrupted() {
+            break None;
+        }
+        if let Some(why) = shared
+            .listener_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            break Some(why);
+        }
         std::thread::sleep(Duration::from_millis(50));
-    }
-    log.info(None, "stopping: finishing the scrapes under way");
+    };
+    log.info(None, "stopping");
     shared.stop();
-    for responder in responders {
-        let _ = responder.join();
-    }
-    // A collector in the middle of a statement had it cancelled by the
-    // interrupt; one still connecting gives up within --connect-timeout.
-    // Whatever has not ended by then ends with the process.
-    let deadline = Instant::now() + Duration::from_secs(10);
+    // A collector between statements closes its connection at once; one
+    // waiting on a database is not waited for: the process ends, and the
+    // kernel closes its socket.
+    let deadline = Instant::now() + STOP_GRACE;
     for collector in collectors {
         while !collector.is_finished() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(Duration::from_millis(10));
         }
         if collector.is_finished() {
             let _ = collector.join();
         }
+    }
+    if let Some(why) = failed {
+        return Err(anyhow::anyhow!(
+            "{why}: the exporter stops so that its service manager restarts it"
+        ));
     }
     log.info(None, "stopped");
     Ok(exit::OK)

@@ -212,3 +212,79 @@ fn read_mysql_packet(from: &mut TcpStream) -> Option<Vec<u8>> {
     from.read_exact(&mut packet[4..]).ok()?;
     Some(packet)
 }
+
+/// A TCP proxy that can go silent: while `hold` is set, it forwards
+/// nothing either way and closes nothing (it reads and drops what comes),
+/// as a proxy or a load balancer that keeps sockets open to a server that
+/// is gone. Connections that arrive while it holds are held too.
+pub struct Holder {
+    pub port: u16,
+    hold: Arc<std::sync::atomic::AtomicBool>,
+    /// Chunks dropped while holding: a statement sent and never answered.
+    pub swallowed: Arc<AtomicUsize>,
+}
+
+impl Holder {
+    pub fn start(upstream: &str) -> Holder {
+        use std::sync::atomic::AtomicBool;
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the proxy");
+        let port = listener.local_addr().unwrap().port();
+        let hold = Arc::new(AtomicBool::new(false));
+        let swallowed = Arc::new(AtomicUsize::new(0));
+        let upstream = upstream.to_string();
+        let (hold2, swallowed2) = (hold.clone(), swallowed.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                let Ok(server) = TcpStream::connect(&upstream) else {
+                    continue;
+                };
+                for (from, to) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    let (hold, swallowed) = (hold2.clone(), swallowed2.clone());
+                    std::thread::spawn(move || pass(from, to, &hold, &swallowed));
+                }
+            }
+        });
+        Holder {
+            port,
+            hold,
+            swallowed,
+        }
+    }
+
+    /// Silent from now on (true), or forwarding again (false) on every
+    /// connection.
+    pub fn hold(&self, on: bool) {
+        self.hold.store(on, Ordering::SeqCst);
+    }
+}
+
+fn pass(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    hold: &std::sync::atomic::AtomicBool,
+    swallowed: &AtomicUsize,
+) {
+    let mut buffer = vec![0u8; 64 << 10];
+    loop {
+        let n = match from.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        if hold.load(Ordering::SeqCst) {
+            swallowed.fetch_add(1, Ordering::SeqCst);
+            continue;
+        }
+        if to.write_all(&buffer[..n]).is_err() {
+            break;
+        }
+    }
+    // Held connections are never closed by the proxy: only a side that
+    // closes ends them.
+    if !hold.load(Ordering::SeqCst) {
+        let _ = to.shutdown(Shutdown::Write);
+    }
+}

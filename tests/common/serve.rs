@@ -81,8 +81,9 @@ impl Exporter {
         let started = Instant::now();
         let addr = loop {
             let text = log.lock().unwrap().clone();
-            if let Some(at) = text.find("listening on http://") {
-                let rest = &text[at + "listening on http://".len()..];
+            if let Some(at) = text.find("listening on http") {
+                let rest = &text[at..];
+                let rest = &rest[rest.find("://").unwrap() + 3..];
                 break rest[..rest.find('/').unwrap()].to_string();
             }
             if let Some(status) = child.try_wait().unwrap() {
