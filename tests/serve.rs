@@ -973,8 +973,15 @@ fn a_silent_database_goes_down_within_the_deadline(db: &dyn Db) {
     db.run(&["init"]).assert_ok();
     let holder = common::proxy::Holder::start(&upstream(&db.url()));
     let mut cmd = db.cmd();
-    cmd.args(["-d", &through(&db.url(), holder.port), "serve"])
-        .args(["--interval", "500ms", "--collect-timeout", "2s"]);
+    cmd.args([
+        "-d",
+        &through(&db.url(), holder.port),
+        "serve",
+        "--interval",
+        "500ms",
+        "--collect-timeout",
+        "2s",
+    ]);
     let exporter = Exporter::start(cmd);
     exporter.wait_for(60, "up", |m| m.value("qctl_up", &[]) == 1.0);
     holder.hold(true);
@@ -1148,8 +1155,15 @@ fn out_of_file_descriptors_the_listener_recovers() {
     let s = Sandbox::new();
     s.init();
     let mut cmd = s.cmd();
-    cmd.args(["-d", &s.url(), "serve"])
-        .args(["--interval", "1h", "--max-connections", "4096"]);
+    cmd.args([
+        "-d",
+        &s.url(),
+        "serve",
+        "--interval",
+        "1h",
+        "--max-connections",
+        "4096",
+    ]);
     unsafe {
         cmd.pre_exec(|| {
             let limit = libc::rlimit {
