@@ -340,7 +340,9 @@ fn postgres_counts_one_query_set_for_a_burst_of_scrapes() {
 }
 
 /// With a short interval, the collections keep to it however hard the
-/// exporter is scraped: one per interval, each the same statements.
+/// exporter is scraped: one per interval, each the same statements, no
+/// more (a burst of scrapes adds none) and no fewer (six collections at
+/// 200 ms come in about 1.2 s, where one every third interval takes 3.6 s).
 #[test]
 fn collections_keep_to_the_interval_under_load() {
     let s = Sandbox::new();
@@ -358,6 +360,24 @@ fn collections_keep_to_the_interval_under_load() {
     assert!(
         ran >= 1.0 && ran <= elapsed.ceil() + 1.0,
         "{ran} collections in {elapsed:.1}s at an interval of 1s"
+    );
+    let (code, log) = exporter.stop();
+    assert_eq!(code, 0, "{log}");
+    // No fewer than one per interval: six more collections, waited for.
+    let exporter = serve(&s, &[], &["--interval", "200ms"]);
+    let first = exporter
+        .wait_for(30, "a first collection", |m| {
+            m.value("qctl_scrapes_total", &[]) >= 1.0
+        })
+        .value("qctl_scrapes_total", &[]);
+    let started = Instant::now();
+    exporter.wait_for(30, "six more collections", |m| {
+        m.value("qctl_scrapes_total", &[]) >= first + 6.0
+    });
+    let elapsed = started.elapsed().as_secs_f64();
+    assert!(
+        elapsed < 3.0,
+        "six collections at an interval of 200 ms took {elapsed:.1}s"
     );
     let (code, log) = exporter.stop();
     assert_eq!(code, 0, "{log}");
