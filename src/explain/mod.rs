@@ -3,6 +3,7 @@
 //! judged by one rule for every database. The backends only plan a
 //! statement, say what its lines mean, and count the work of a run.
 
+mod check;
 pub mod measure;
 pub mod placeholders;
 
@@ -10,19 +11,20 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::db::{
-    Backend, FindingKind, IndexState, Measured, Plan, PlanFinding, PlanHow, PlanLine, Severity,
-    TxMode, first_int, in_tx, short_error,
+    Backend, FindingKind, Measured, Plan, PlanFinding, PlanHow, PlanLine, Severity, TxMode,
+    first_int, in_tx,
 };
 use crate::error::QctlError;
 use crate::layout::{Concept, Ident, Status};
 use crate::model::StaleRule;
-use crate::request::{ClaimRequest, ExplainRequest, ExplainTarget, PurgeRequest, ReapRequest};
+use crate::request::{ClaimRequest, ExplainTarget, PurgeRequest, ReapRequest};
 use crate::sql::Stmt;
 use crate::sql::ddl::{IndexPurpose, IndexSpec};
 use crate::sql::dialect::LockMode;
 use crate::sql::queue::QueueSql;
 
 use crate::sql::sqltext;
+pub use check::explain;
 pub use measure::Measure;
 pub use placeholders::{Guess, guess_placeholders};
 
@@ -858,302 +860,6 @@ fn bounded_count<B: Backend + ?Sized>(b: &mut B, table: &str) -> Result<Option<u
     };
     let rows = in_tx(b, TxMode::Read, true, |b| b.query(&stmt));
     Ok(rows.ok().map(|rows| first_int(&rows).max(0) as u64))
-}
-
-/// Checks each hot query: plans it, runs its read part once to count the
-/// rows it examines, judges both, and suggests the index that fixes it.
-pub fn explain<B: Backend + ?Sized>(b: &mut B, request: &ExplainRequest) -> Result<ExplainReport> {
-    let size = b.table_size()?;
-    let small = size.rows < SMALL_TABLE_ROWS;
-    let mut checks = Vec::new();
-    let mut suggested: Vec<IndexSpec> = Vec::new();
-    let mut notes = Vec::new();
-    let mut judged: Option<JudgedQueue> = None;
-    for target in &request.queries {
-        let mut findings = Vec::new();
-        // A queue system's preset checks the system's own claim, as the
-        // application's own is checked.
-        let own = match (target, &request.custom_sql) {
-            (ExplainTarget::Claim, Some(custom)) => Some(custom.clone()),
-            (ExplainTarget::Claim, None) => b
-                .table()
-                .layout
-                .system_claim
-                .as_ref()
-                .map(|sql| sql.split_whitespace().collect::<Vec<_>>().join(" ")),
-            _ => None,
-        };
-        let queues = own.is_some() || b.table().q(Concept::Queue).is_some();
-        if *target == ExplainTarget::Claim && queues && judged.is_none() {
-            judged = Some(judged_queue(b, request.queue.as_deref())?);
-        }
-        let queue = judged.as_ref().map(|j| j.name.as_str());
-        let sample = match own {
-            Some(own) => custom_sample(
-                b,
-                &own,
-                queue.unwrap_or("default"),
-                &mut findings,
-                &mut notes,
-            )?,
-            None => match sample(b, *target, queue)? {
-                Ok(sample) => sample,
-                Err(note) => {
-                    notes.push(note);
-                    continue;
-                }
-            },
-        };
-        let on_queue = judged.as_ref().filter(|_| sample.takes_queue);
-        findings.extend(on_queue.and_then(|j| j.finding(target.name())));
-        let (backlog_here, backlog_all) = match sample.state {
-            Some(state) => {
-                let here = backlog(b, state, on_queue.map(|j| j.name.as_str()))?;
-                let all = match here {
-                    Some(_) => backlog(b, state, None)?,
-                    None => None,
-                };
-                if all.is_none() {
-                    notes.push(format!(
-                        "counting the {} jobs outlasted the statement timeout: the {} check's \
-                         budget leaves them out",
-                        state.name(),
-                        target.name()
-                    ));
-                }
-                (here.unwrap_or(0), all.unwrap_or(0))
-            }
-            None => (0, 0),
-        };
-        let mut measured = match &sample.read {
-            Some(read) => run_measure(b, read, false, request.analyze, &mut findings),
-            None => None,
-        };
-        // Judge a sort by the rows it receives: PostgreSQL's Sort node
-        // input; on SQLite at most the rows examined.
-        let sort_rows = |m: &Option<Measured>| {
-            m.as_ref().map(|m| {
-                m.sort_input_rows
-                    .unwrap_or_else(|| m.rows_examined.min(backlog_here.max(m.rows_returned)))
-            })
-        };
-        let how = PlanHow {
-            forced: false,
-            keep_sorts: false,
-            backlog: backlog_here,
-            sort_rows: sort_rows(&measured),
-            sort_threshold: request.sort_threshold,
-        };
-        let mut planned = planned(b.table().dialect, &sample);
-        // Planning a write checks the privileges of the write (PostgreSQL):
-        // a role that may only read is shown the plan of the read part,
-        // which is what an index serves.
-        let mut plan = match (b.plan(&planned, how), &sample.read) {
-            (Err(err), Some(read)) if QctlError::is_privilege(&err) => {
-                planned = read.clone();
-                notes.push(format!(
-                    "the {} check planned the statement's read part: this role may not plan \
-                     its write ({})",
-                    target.name(),
-                    short_error(&err)
-                ));
-                b.plan(&planned, how)?
-            }
-            (plan, _) => plan?,
-        };
-        // A sort that receives no more rows than the query returns only
-        // orders its result (an outer ORDER BY over `id IN (... LIMIT 1)`).
-        let result_sort = measured.as_ref().is_some_and(|m| {
-            sort_rows(&measured).is_some_and(|rows| rows <= m.rows_returned.max(1))
-        });
-        findings.extend(
-            std::mem::take(&mut plan.findings)
-                .into_iter()
-                .filter(|f| !(result_sort && f.kind == FindingKind::TempSort)),
-        );
-        let scans = findings.iter().any(|f| f.kind == FindingKind::FullScan);
-        if scans && (small || !size.analyzed) && b.can_force_plans() {
-            // On a small or never-analyzed table a scan may be the right
-            // choice: plan again with scans and sorts off to tell "no
-            // usable index" from "too small to bother".
-            let forced = b.plan(
-                &planned,
-                PlanHow {
-                    forced: true,
-                    keep_sorts: false,
-                    backlog: 0,
-                    sort_rows: None,
-                    sort_threshold: u64::MAX,
-                },
-            )?;
-            let still_scanned: Vec<Option<String>> = forced
-                .findings
-                .iter()
-                .filter(|f| f.kind == FindingKind::FullScan)
-                .map(|f| f.subject.clone())
-                .collect();
-            let mut excused = false;
-            for finding in findings
-                .iter_mut()
-                .filter(|f| f.kind == FindingKind::FullScan)
-            {
-                if still_scanned.contains(&finding.subject) {
-                    finding.detail.push_str(
-                        " — no usable index: even with sequential scans off the planner finds none",
-                    );
-                } else {
-                    excused = true;
-                    finding.severity = Severity::Warning;
-                    finding.kind = FindingKind::SmallTable;
-                    finding.detail = format!(
-                        "{} — but the table is small or never analyzed, and with sequential scans \
-                         off the planner uses an index: the index is there, the scan is the cheaper \
-                         plan for now",
-                        finding.detail
-                    );
-                }
-            }
-            // The work to judge is the work of the plan the table will
-            // get: the one with the index.
-            if excused && let Some(read) = &sample.read {
-                let mut ignored = Vec::new();
-                if let Some(m) = run_measure(b, read, true, request.analyze, &mut ignored) {
-                    measured = Some(m);
-                }
-            }
-        }
-        if let Some((typed, columns)) = &sample.typed {
-            findings.extend(driver_binding(
-                b,
-                (&planned, &plan),
-                typed,
-                columns,
-                measured.as_ref(),
-            )?);
-        }
-        side_tables(
-            b,
-            &planned,
-            measured.as_ref(),
-            target.name(),
-            &mut findings,
-            &mut notes,
-        )?;
-        let state_name = sample.state.map_or("matching", Status::name);
-        let measure = measured.map(|m| {
-            let (measure, finding) = measure::judge(m, backlog_all, size.rows, state_name);
-            findings.extend(finding);
-            measure
-        });
-        if !size.analyzed {
-            findings.push(PlanFinding::new(
-                Severity::Warning,
-                FindingKind::NoStatistics,
-                format!(
-                    "{} was never analyzed: the planner guesses its size; run ANALYZE \
-                     (explain-claim --apply does)",
-                    b.table().layout.table
-                ),
-            ));
-        } else if small {
-            findings.push(PlanFinding::new(
-                Severity::Warning,
-                FindingKind::SmallTable,
-                format!(
-                    "the table holds about {:.0} rows; the planner may choose differently once it \
-                     is large, so this plan is not representative",
-                    size.rows
-                ),
-            ));
-        }
-        let needs_fix = findings.iter().any(|f| f.kind.wants_index());
-        if let Some(index) = sample
-            .index
-            .as_ref()
-            .filter(|i| needs_fix && !suggested.contains(i))
-        {
-            // An index of another name may serve it already (made by the
-            // system's own migrations): then that one is the answer.
-            let same = b
-                .indexes()?
-                .into_iter()
-                .find(|have| have.name != index.name.as_str() && have.serves(index));
-            let state = match &same {
-                Some(_) => IndexState::Valid,
-                None => b.index_state(&index.name)?,
-            };
-            let name = same
-                .as_ref()
-                .map_or(index.name.as_str(), |i| i.name.as_str());
-            match state {
-                IndexState::Valid => {
-                    let used = plan.lines.iter().any(|l| l.text.contains(name));
-                    if !used {
-                        let what = match &same {
-                            Some(have) => format!(
-                                "({}{})",
-                                have.keys.join(", "),
-                                have.predicate
-                                    .as_ref()
-                                    .map_or(String::new(), |p| format!(" WHERE {p}"))
-                            ),
-                            None => index.create_sql(b.table(), false),
-                        };
-                        findings.push(PlanFinding::new(
-                            Severity::Warning,
-                            FindingKind::IndexIgnored,
-                            format!(
-                                "index {name} exists but the planner does not use it for this \
-                                 query: {what}"
-                            ),
-                        ));
-                    }
-                }
-                IndexState::Invalid(qualified) => {
-                    findings.push(PlanFinding::new(
-                        Severity::Error,
-                        FindingKind::InvalidIndex,
-                        format!(
-                            "index {qualified} is INVALID (a cancelled CREATE INDEX CONCURRENTLY): \
-                             --apply drops and rebuilds it"
-                        ),
-                    ));
-                    suggested.push(index.clone());
-                }
-                IndexState::Missing => suggested.push(index.clone()),
-            }
-        }
-        let provisional = findings.iter().any(|f| f.kind.provisional());
-        checks.push(QueryCheck {
-            query: target.name(),
-            sql: sample.stmt.sql,
-            plan: plan.doc,
-            rows_examined: measure.as_ref().map(|m| m.measured.rows_examined),
-            rows_returned: measure.as_ref().map(|m| m.measured.rows_returned),
-            measure,
-            findings,
-            provisional,
-            queue: on_queue.cloned(),
-            lines: plan.lines,
-        });
-    }
-    let mut report = ExplainReport {
-        backend: b.name(),
-        table: b.table().layout.table.to_string(),
-        ok: true,
-        provisional: checks.iter().any(|c| c.provisional),
-        checks,
-        suggested_indexes: suggested
-            .iter()
-            .map(|spec| spec.create_sql(b.table(), b.table().dialect.concurrent_indexes))
-            .collect(),
-        applied: Vec::new(),
-        suggested_specs: suggested,
-        notes,
-        strict: false,
-    };
-    report.ok = !report.failed(false);
-    Ok(report)
 }
 
 #[cfg(test)]
