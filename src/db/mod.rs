@@ -144,6 +144,16 @@ pub struct TableIndex {
 }
 
 impl TableIndex {
+    /// Its keys and predicate, as a message shows them: `(queue, run_at
+    /// WHERE status = 'pending')`.
+    pub fn describe(&self) -> String {
+        let predicate = self
+            .predicate
+            .as_ref()
+            .map_or(String::new(), |p| format!(" WHERE {p}"));
+        format!("({}{predicate})", self.keys.join(", "))
+    }
+
     /// Whether this index serves what `spec` would: the same leading
     /// keys (in any direction) and the same rows (the same predicate, or
     /// none for both).

@@ -90,26 +90,14 @@ fn check<B: Backend + ?Sized>(
         Some(read) => run_measure(b, read, false, request.analyze, &mut findings),
         None => None,
     };
-    let (planned, plan) = plan_of(
-        b,
-        &sample,
-        (backlog_here, &measured),
-        request,
-        target,
-        run,
-        &mut findings,
-    )?;
+    let backlog = (backlog_here, &measured);
+    let (planned, plan) = plan_of(b, &sample, backlog, request, target, run, &mut findings)?;
     if let Some(m) = excuse_small_scans(b, &planned, &sample, request, run, &mut findings)? {
         measured = Some(m);
     }
     if let Some((typed, columns)) = &sample.typed {
-        findings.extend(driver_binding(
-            b,
-            (&planned, &plan),
-            typed,
-            columns,
-            measured.as_ref(),
-        )?);
+        let bound = (&planned, &plan);
+        findings.extend(driver_binding(b, bound, typed, columns, measured.as_ref())?);
     }
     let query = target.name();
     side_tables(
@@ -128,7 +116,7 @@ fn check<B: Backend + ?Sized>(
     });
     findings.extend(table_findings(b, run));
     suggest_index(b, &sample, &plan, &mut findings, &mut run.suggested)?;
-    Ok(Some(QueryCheck {
+    let check = QueryCheck {
         query,
         sql: sample.stmt.sql,
         plan: plan.doc,
@@ -139,7 +127,8 @@ fn check<B: Backend + ?Sized>(
         findings,
         queue: on_queue,
         lines: plan.lines,
-    }))
+    };
+    Ok(Some(check))
 }
 
 /// The statement a query is judged by: for a claim, the application's
@@ -386,13 +375,7 @@ fn suggest_index<B: Backend + ?Sized>(
     match state {
         IndexState::Valid if !plan.lines.iter().any(|l| l.text.contains(name)) => {
             let what = match &same {
-                Some(have) => format!(
-                    "({}{})",
-                    have.keys.join(", "),
-                    have.predicate
-                        .as_ref()
-                        .map_or(String::new(), |p| format!(" WHERE {p}"))
-                ),
+                Some(have) => have.describe(),
                 None => index.create_sql(b.table(), false),
             };
             findings.push(PlanFinding::new(
