@@ -184,61 +184,14 @@ pub fn bind_values<B: Backend + ?Sized>(
             Guess::Int(n) => Bind::Int(n),
             Guess::Written => Bind::Null,
             Guess::Column { table, column } => {
-                let candidates: Vec<String> = match table {
-                    Some(table) => vec![table],
-                    None => {
-                        // The queue table first, then the others it names.
-                        let own = t.layout.table.name.as_str().to_string();
-                        let mut list: Vec<String> = tables
-                            .iter()
-                            .filter(|n| sqltext::base_name(n).eq_ignore_ascii_case(&own))
-                            .cloned()
-                            .collect();
-                        if list.is_empty() {
-                            list.push(t.layout.table.to_string());
-                        }
-                        let others: Vec<String> = tables
-                            .iter()
-                            .filter(|n| !list.contains(n))
-                            .cloned()
-                            .collect();
-                        list.extend(others);
-                        list
-                    }
+                let candidates = candidate_tables(t, &tables, table);
+                let slot = Slot {
+                    number,
+                    token: &token,
+                    ty_note: &ty_note,
+                    is_time_type,
                 };
-                match sample(b, &candidates, &column)? {
-                    Some((table, value)) => {
-                        let (bind, how) = from_sample(&column, value, now, is_time_type);
-                        findings.push((number, PlanFinding::new(
-                            Severity::Warning,
-                            FindingKind::GuessedParameter,
-                            format!(
-                                "placeholder {token}{ty_note} is compared with {column}, a column \
-                                 the layout does not map: bound {how} found in {table}.{column}; \
-                                 the verdict is provisional until checked with the application's \
-                                 own values"
-                            ),
-                        )));
-                        bind
-                    }
-                    None if is_time_type => {
-                        findings.push((number, guessed_now(&token, &ty_note, &column)));
-                        Bind::Time(now)
-                    }
-                    None => {
-                        findings.push((
-                            number,
-                            unbound(
-                                &token,
-                                &ty_note,
-                                &format!(
-                                    "is compared with {column}, which holds no value to borrow"
-                                ),
-                            ),
-                        ));
-                        Bind::Null
-                    }
-                }
+                borrowed(b, &candidates, &column, &slot, now, &mut findings)?
             }
             Guess::Unknown if is_time_type => {
                 findings.push((number, guessed_now(&token, &ty_note, "no column")));
@@ -258,6 +211,97 @@ pub fn bind_values<B: Backend + ?Sized>(
         binds,
         findings,
         takes_queue,
+    })
+}
+
+/// A placeholder as the findings name it.
+struct Slot<'a> {
+    number: usize,
+    token: &'a str,
+    /// The type the server infers, as ` (type)`, or nothing.
+    ty_note: &'a str,
+    is_time_type: bool,
+}
+
+/// The tables a column compared with a placeholder may be in: the one
+/// its qualifier names, else the queue table first, then the others the
+/// statement names.
+fn candidate_tables(
+    t: &crate::sql::schema::QueueTable,
+    tables: &[String],
+    table: Option<String>,
+) -> Vec<String> {
+    if let Some(table) = table {
+        return vec![table];
+    }
+    let own = t.layout.table.name.as_str().to_string();
+    let mut list: Vec<String> = tables
+        .iter()
+        .filter(|n| sqltext::base_name(n).eq_ignore_ascii_case(&own))
+        .cloned()
+        .collect();
+    if list.is_empty() {
+        list.push(t.layout.table.to_string());
+    }
+    let others: Vec<String> = tables
+        .iter()
+        .filter(|n| !list.contains(n))
+        .cloned()
+        .collect();
+    list.extend(others);
+    list
+}
+
+/// A value for a placeholder compared with a column the layout does not
+/// map: one borrowed from the column's rows, else now for a time, else
+/// NULL; each with its finding.
+fn borrowed<B: Backend + ?Sized>(
+    b: &mut B,
+    candidates: &[String],
+    column: &str,
+    slot: &Slot<'_>,
+    now: chrono::DateTime<chrono::Utc>,
+    findings: &mut Vec<NumberedFinding>,
+) -> Result<Bind> {
+    let Slot {
+        number,
+        token,
+        ty_note,
+        is_time_type,
+    } = *slot;
+    Ok(match sample(b, candidates, column)? {
+        Some((table, value)) => {
+            let (bind, how) = from_sample(column, value, now, is_time_type);
+            findings.push((
+                number,
+                PlanFinding::new(
+                    Severity::Warning,
+                    FindingKind::GuessedParameter,
+                    format!(
+                        "placeholder {token}{ty_note} is compared with {column}, a column \
+                         the layout does not map: bound {how} found in {table}.{column}; \
+                         the verdict is provisional until checked with the application's \
+                         own values"
+                    ),
+                ),
+            ));
+            bind
+        }
+        None if is_time_type => {
+            findings.push((number, guessed_now(token, ty_note, column)));
+            Bind::Time(now)
+        }
+        None => {
+            findings.push((
+                number,
+                unbound(
+                    token,
+                    ty_note,
+                    &format!("is compared with {column}, which holds no value to borrow"),
+                ),
+            ));
+            Bind::Null
+        }
     })
 }
 

@@ -180,37 +180,90 @@ fn locked_job(wait: &Wait, integer_ids: bool) -> Option<JobId> {
     }
 }
 
+/// The lock waits and the waiting and blocking connections, read in one
+/// short read-only transaction.
+struct Observed {
+    waits: Vec<Wait>,
+    procs: Vec<(i64, Process)>,
+    /// Connections waiting for a lock InnoDB's views do not show.
+    metadata_waiters: Vec<i64>,
+}
+
+impl Observed {
+    fn process(&self, id: i64) -> Option<&Process> {
+        self.procs.iter().find(|(p, _)| *p == id).map(|(_, p)| p)
+    }
+}
+
 pub fn blocked(b: &mut MysqlBackend) -> Result<BlockedReport> {
     let schema = b.schema();
     let table_name = b.table.layout.table.name.to_string();
     let integer_ids = b.table.id_is_integer();
-    let mut notes = Vec::new();
-    let (waits, procs, metadata_waiters) = inspect(b, |b| {
-        let waits = waits(b).map_err(|e| privilege_hint(e, "PROCESS"))?;
-        let mut ids: BTreeSet<i64> = waits.iter().flat_map(|w| [w.waiting, w.blocking]).collect();
-        // Waits for a metadata lock (DDL behind a transaction), the backup
-        // lock (a backup, or a Galera SST donor's) or a user lock
-        // (GET_LOCK) are not in InnoDB's views; the process list shows them.
-        let metadata: Vec<i64> = b
-            .query_text(
-                "SELECT ID FROM information_schema.PROCESSLIST \
-                 WHERE (STATE LIKE 'Waiting for%lock' OR STATE = 'User lock') \
-                 AND ID <> CONNECTION_ID()",
-            )?
-            .into_iter()
-            .filter_map(|r| r.first().and_then(Value::as_i64))
-            .collect();
-        ids.extend(&metadata);
-        let procs = processes(b, &ids)?;
-        Ok((waits, procs, metadata))
-    })?;
-    let process = |id: i64| procs.iter().find(|(p, _)| *p == id).map(|(_, p)| p);
+    let seen = inspect(b, observe)?;
     let on_table = |w: &Wait| {
         w.table.as_deref() == Some(table_name.as_str())
             && (schema.is_none() || w.schema.as_deref() == schema.as_deref())
     };
+    let mut sessions = row_waiters(&seen, on_table, integer_ids);
+    let kinds = other_waiters(&seen, &table_name, &mut sessions);
+    let mut notes = wait_notes(&kinds);
+    let blockers = blockers(&seen, &sessions);
+    if blockers
+        .iter()
+        .any(|b| b.root && b.query.is_none() && b.xact_age_seconds.is_some())
+    {
+        notes.push(
+            "a root blocker that runs nothing (Sleep) holds its locks in an open transaction: its \
+             client is not committing; KILL <pid> rolls it back and releases them"
+                .to_string(),
+        );
+    }
+    let mut report = BlockedReport::new("mysql");
+    report.details.insert(
+        "server".into(),
+        serde_json::Value::String(b.server.text.clone()),
+    );
+    report.sessions = sessions;
+    report.blockers = blockers;
+    report.notes = notes;
+    Ok(report)
+}
+
+/// Reads the row lock waits, the connections waiting for other locks, and
+/// the process list entries of all of them.
+fn observe(b: &mut MysqlBackend) -> Result<Observed> {
+    let waits = waits(b).map_err(|e| privilege_hint(e, "PROCESS"))?;
+    let mut ids: BTreeSet<i64> = waits.iter().flat_map(|w| [w.waiting, w.blocking]).collect();
+    // Waits for a metadata lock (DDL behind a transaction), the backup
+    // lock (a backup, or a Galera SST donor's) or a user lock
+    // (GET_LOCK) are not in InnoDB's views; the process list shows them.
+    let metadata: Vec<i64> = b
+        .query_text(
+            "SELECT ID FROM information_schema.PROCESSLIST \
+             WHERE (STATE LIKE 'Waiting for%lock' OR STATE = 'User lock') \
+             AND ID <> CONNECTION_ID()",
+        )?
+        .into_iter()
+        .filter_map(|r| r.first().and_then(Value::as_i64))
+        .collect();
+    ids.extend(&metadata);
+    let procs = processes(b, &ids)?;
+    Ok(Observed {
+        waits,
+        procs,
+        metadata_waiters: metadata,
+    })
+}
+
+/// The sessions waiting for row locks, one per connection with every
+/// session it waits for and every job row of the queue it wants.
+fn row_waiters(
+    seen: &Observed,
+    on_table: impl Fn(&Wait) -> bool,
+    integer_ids: bool,
+) -> Vec<WaitingSession> {
     let mut sessions: Vec<WaitingSession> = Vec::new();
-    for wait in &waits {
+    for wait in &seen.waits {
         let job = on_table(wait)
             .then(|| locked_job(wait, integer_ids))
             .flatten();
@@ -229,7 +282,7 @@ pub fn blocked(b: &mut MysqlBackend) -> Result<BlockedReport> {
                 }
             }
             None => {
-                let p = process(wait.waiting);
+                let p = seen.process(wait.waiting);
                 sessions.push(WaitingSession {
                     node: None,
                     pid: wait.waiting as i32,
@@ -248,9 +301,19 @@ pub fn blocked(b: &mut MysqlBackend) -> Result<BlockedReport> {
             }
         }
     }
+    sessions
+}
+
+/// Adds the sessions waiting for a metadata, backup, user or table lock;
+/// returns the kinds of lock they wait for.
+fn other_waiters(
+    seen: &Observed,
+    table_name: &str,
+    sessions: &mut Vec<WaitingSession>,
+) -> BTreeSet<&'static str> {
     let mut kinds: BTreeSet<&'static str> = BTreeSet::new();
-    for id in &metadata_waiters {
-        let p = process(*id);
+    for id in &seen.metadata_waiters {
+        let p = seen.process(*id);
         let state = p.and_then(|p| p.state.clone()).unwrap_or_default();
         let kind = if state == "User lock" {
             "user lock (GET_LOCK)"
@@ -275,11 +338,17 @@ pub fn blocked(b: &mut MysqlBackend) -> Result<BlockedReport> {
             query: p.and_then(|p| p.info.clone()),
             on_queue_table: p
                 .and_then(|p| p.info.as_deref())
-                .is_some_and(|q| q.contains(&table_name)),
+                .is_some_and(|q| q.contains(table_name)),
             waiting_for_jobs: Vec::new(),
             waiting_for_locks: Vec::new(),
         });
     }
+    kinds
+}
+
+/// What each kind of lock a session waits for means, and what ends it.
+fn wait_notes(kinds: &BTreeSet<&'static str>) -> Vec<String> {
+    let mut notes = Vec::new();
     if kinds.contains("metadata lock") {
         notes.push(
             "a session waiting for a metadata lock (DDL such as ALTER TABLE or CREATE INDEX) waits \
@@ -303,6 +372,12 @@ pub fn blocked(b: &mut MysqlBackend) -> Result<BlockedReport> {
                 .to_string(),
         );
     }
+    notes
+}
+
+/// The sessions the waiters wait for, each with the job rows it holds
+/// (a job row a waiter wants is held at the root of its chain).
+fn blockers(seen: &Observed, sessions: &[WaitingSession]) -> Vec<BlockingSession> {
     let waiting: BTreeSet<i32> = sessions.iter().map(|s| s.pid).collect();
     let blocker_ids: BTreeSet<i32> = sessions
         .iter()
@@ -311,7 +386,7 @@ pub fn blocked(b: &mut MysqlBackend) -> Result<BlockedReport> {
     let mut blockers: Vec<BlockingSession> = blocker_ids
         .iter()
         .map(|pid| {
-            let p = process(i64::from(*pid));
+            let p = seen.process(i64::from(*pid));
             BlockingSession {
                 node: None,
                 pid: *pid,
@@ -333,10 +408,9 @@ pub fn blocked(b: &mut MysqlBackend) -> Result<BlockedReport> {
             }
         })
         .collect();
-    // A job row a waiter wants is held at the root of its chain.
-    for session in &sessions {
+    for session in sessions {
         for job in &session.waiting_for_jobs {
-            for root in roots_of(session.pid, &sessions) {
+            for root in roots_of(session.pid, sessions) {
                 if let Some(blocker) = blockers.iter_mut().find(|b| b.pid == root)
                     && !blocker.holds_jobs.contains(job)
                 {
@@ -345,25 +419,7 @@ pub fn blocked(b: &mut MysqlBackend) -> Result<BlockedReport> {
             }
         }
     }
-    if blockers
-        .iter()
-        .any(|b| b.root && b.query.is_none() && b.xact_age_seconds.is_some())
-    {
-        notes.push(
-            "a root blocker that runs nothing (Sleep) holds its locks in an open transaction: its \
-             client is not committing; KILL <pid> rolls it back and releases them"
-                .to_string(),
-        );
-    }
-    let mut report = BlockedReport::new("mysql");
-    report.details.insert(
-        "server".into(),
-        serde_json::Value::String(b.server.text.clone()),
-    );
-    report.sessions = sessions;
-    report.blockers = blockers;
-    report.notes = notes;
-    Ok(report)
+    blockers
 }
 
 /// An error that says which privilege the view needs.

@@ -141,14 +141,7 @@ fn load_data(
         Some(Err(_)) => return rows.next().map_or(Ok(0), |r| r.map(|_| 0)),
     };
     let stated = |i: usize| once.get(i).copied().unwrap_or(false);
-    let per_row: Vec<&str> = (0..columns.len())
-        .filter(|&i| !stated(i))
-        .map(|i| columns[i].as_str())
-        .collect();
-    let set: Vec<String> = (0..columns.len())
-        .filter(|&i| stated(i))
-        .map(|i| format!("{} = {}", columns[i], set_literal(&first[i])))
-        .collect();
+    let sql = load_sql(b, columns, &stated, &first);
     let (sender, receiver) = sync_channel::<Vec<u8>>(4);
     let receiver = std::sync::Arc::new(std::sync::Mutex::new(receiver));
     let handler = LocalInfileHandler::new(move |_, writer| {
@@ -160,17 +153,6 @@ fn load_data(
         }
         Ok(())
     });
-    // Hex literals: the session's NO_BACKSLASH_ESCAPES changes what a
-    // quoted backslash means, a hex literal means one thing.
-    let mut sql = format!(
-        "LOAD DATA LOCAL INFILE 'qctl-enqueue' INTO TABLE {} CHARACTER SET utf8mb4 \
-         FIELDS TERMINATED BY X'09' ESCAPED BY X'5C' LINES TERMINATED BY X'0A' ({})",
-        b.table.table(),
-        per_row.join(", ")
-    );
-    if !set.is_empty() {
-        sql.push_str(&format!(" SET {}", set.join(", ")));
-    }
     let started = b.log.start();
     b.conn.set_local_infile_handler(Some(handler));
     let conn = &mut b.conn;
@@ -193,50 +175,7 @@ fn load_data(
                 }
             }
         };
-        let mut produced: Result<u64> = Ok(0);
-        // Per column: a job's run_at is its own, its created_at the load's.
-        let mut last_times: Vec<LastTime> = vec![None; columns.len()];
-        let mut count = 0u64;
-        let mut chunk = Vec::with_capacity(CHUNK_BYTES + 4096);
-        for row in rows {
-            match row {
-                Ok(row) => {
-                    let mut fields = 0;
-                    for (i, bind) in row.iter().enumerate() {
-                        if stated(i) {
-                            continue;
-                        }
-                        if fields > 0 {
-                            chunk.push(b'\t');
-                        }
-                        fields += 1;
-                        if last_times.len() <= i {
-                            last_times.resize(i + 1, None);
-                        }
-                        field(&mut chunk, bind, &mut last_times[i]);
-                    }
-                    chunk.push(b'\n');
-                    count += 1;
-                    if chunk.len() >= CHUNK_BYTES {
-                        let full =
-                            std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK_BYTES + 4096));
-                        if !send(full) {
-                            break;
-                        }
-                    }
-                }
-                Err(err) => {
-                    produced = Err(err);
-                    break;
-                }
-            }
-        }
-        if produced.is_ok() {
-            if !chunk.is_empty() {
-                send(chunk);
-            }
-            produced = Ok(count);
-        }
+        let produced = write_rows(&mut rows, columns.len(), &stated, send);
         drop(sender);
         let loaded = loader.join().unwrap_or((
             Err(mysql::Error::DriverError(mysql::DriverError::SetupError)),
@@ -259,6 +198,87 @@ fn load_data(
         &sql,
         &format!(", {stored} rows, {warnings} warnings"),
     );
+    all_stored(b, stored, count, warnings)
+}
+
+/// The LOAD DATA statement: the columns each line gives, and a SET for
+/// the values every job shares (from the first job).
+fn load_sql(
+    b: &MysqlBackend,
+    columns: &[String],
+    stated: &impl Fn(usize) -> bool,
+    first: &[Bind],
+) -> String {
+    let per_row: Vec<&str> = (0..columns.len())
+        .filter(|&i| !stated(i))
+        .map(|i| columns[i].as_str())
+        .collect();
+    let set: Vec<String> = (0..columns.len())
+        .filter(|&i| stated(i))
+        .map(|i| format!("{} = {}", columns[i], set_literal(&first[i])))
+        .collect();
+    // Hex literals: the session's NO_BACKSLASH_ESCAPES changes what a
+    // quoted backslash means, a hex literal means one thing.
+    let mut sql = format!(
+        "LOAD DATA LOCAL INFILE 'qctl-enqueue' INTO TABLE {} CHARACTER SET utf8mb4 \
+         FIELDS TERMINATED BY X'09' ESCAPED BY X'5C' LINES TERMINATED BY X'0A' ({})",
+        b.table.table(),
+        per_row.join(", ")
+    );
+    if !set.is_empty() {
+        sql.push_str(&format!(" SET {}", set.join(", ")));
+    }
+    sql
+}
+
+/// Writes the jobs as LOAD DATA lines, in chunks handed to `send`, until
+/// the input ends, a line fails or the server stops reading; the number
+/// of jobs written.
+fn write_rows(
+    rows: &mut dyn Iterator<Item = Result<Vec<Bind>>>,
+    columns: usize,
+    stated: &impl Fn(usize) -> bool,
+    send: impl Fn(Vec<u8>) -> bool,
+) -> Result<u64> {
+    // Per column: a job's run_at is its own, its created_at the load's.
+    let mut last_times: Vec<LastTime> = vec![None; columns];
+    let mut count = 0u64;
+    let mut chunk = Vec::with_capacity(CHUNK_BYTES + 4096);
+    for row in rows {
+        let row = row?;
+        let mut fields = 0;
+        for (i, bind) in row.iter().enumerate() {
+            if stated(i) {
+                continue;
+            }
+            if fields > 0 {
+                chunk.push(b'\t');
+            }
+            fields += 1;
+            if last_times.len() <= i {
+                last_times.resize(i + 1, None);
+            }
+            field(&mut chunk, bind, &mut last_times[i]);
+        }
+        chunk.push(b'\n');
+        count += 1;
+        if chunk.len() >= CHUNK_BYTES {
+            let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK_BYTES + 4096));
+            if !send(full) {
+                // The server stopped reading: its error is the one to tell.
+                return Ok(count);
+            }
+        }
+    }
+    if !chunk.is_empty() {
+        send(chunk);
+    }
+    Ok(count)
+}
+
+/// The load's outcome: an error naming the first refused row when the
+/// server warned, or when it stored fewer jobs than were sent.
+fn all_stored(b: &mut MysqlBackend, stored: u64, count: u64, warnings: u16) -> Result<u64> {
     if warnings > 0 {
         let shown: Vec<String> = b
             .query_text("SHOW WARNINGS LIMIT 3")?

@@ -51,28 +51,7 @@ impl Lease {
                 error::db_message(&e)
             )
         };
-        // Binary columns: a lease's name and holder match byte for byte,
-        // whatever the server's default collation folds (case, trailing
-        // spaces), so `Jobs` and `jobs` never share a lease.
-        // Made once: DDL on Galera is replicated in total order, which
-        // every reap need not pay again.
-        let made: Option<u8> = conn
-            .exec_first(
-                "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? \
-                 AND TABLE_NAME = 'qctl_leases'",
-                (&schema,),
-            )
-            .map_err(fail)?;
-        if made.is_none() {
-            conn.query_drop(format!(
-                "CREATE TABLE IF NOT EXISTS {table} (name VARBINARY(191) NOT NULL PRIMARY KEY, \
-                 holder VARBINARY(255) NOT NULL, expires_at DATETIME(6) NOT NULL) ENGINE=InnoDB"
-            ))
-            .map_err(fail)?;
-        }
-        // Reads see what other nodes committed before them.
-        conn.query_drop("SET SESSION wsrep_sync_wait = 1")
-            .map_err(fail)?;
+        ensure_table(&mut conn, &schema, &table).map_err(fail)?;
         let name = format!("reap:{}.{}", schema, b.table.layout.table.name);
         let holder = format!(
             "{}:{}:{}",
@@ -80,83 +59,18 @@ impl Lease {
             std::process::id(),
             chrono::Utc::now().timestamp_micros()
         );
-        loop {
-            match try_take(&mut conn, &table, &name, &holder) {
-                Ok(None) => break,
-                Ok(Some(other)) if !wait => {
-                    return Err(QctlError::AnotherReap {
-                        table: format!(
-                            "{} (the cluster-wide reap lease is held by {other}; a reaper that \
-                             died gives it up within {}s)",
-                            b.table.layout.table,
-                            TTL.as_secs()
-                        ),
-                    }
-                    .into());
-                }
-                Ok(Some(_)) => std::thread::sleep(Duration::from_millis(500)),
-                // Another node took it at the same moment: its write set
-                // won certification. Looked at again, it is held.
-                Err(e) if error::code(&e) == Some(1213) => {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                Err(e) => return Err(fail(e)),
-            }
-            if crate::interrupt::interrupted() {
-                return Err(QctlError::Interrupted.into());
-            }
-        }
+        let queue = b.table.layout.table.to_string();
+        acquire(&mut conn, &table, &name, &holder, wait, &queue, fail)?;
         let id = conn.connection_id();
         let conn = Arc::new(std::sync::Mutex::new(conn));
         let stop = Arc::new(AtomicBool::new(false));
         let lost = Arc::new(std::sync::Mutex::new(None));
-        let renewer = {
-            let (conn, stop, lost) = (conn.clone(), stop.clone(), lost.clone());
-            let (table, name, holder) = (table.clone(), name.clone(), holder.clone());
-            std::thread::spawn(move || {
-                let mut waited = Duration::ZERO;
-                let mut renewed_at = std::time::Instant::now();
-                while !stop.load(Ordering::SeqCst) {
-                    std::thread::sleep(Duration::from_millis(100));
-                    waited += Duration::from_millis(100);
-                    if waited < RENEW_EVERY {
-                        continue;
-                    }
-                    waited = Duration::ZERO;
-                    let Ok(mut conn) = conn.lock() else { break };
-                    // The renewal must change our row: none means the
-                    // lease expired and another reaper took it.
-                    let renewed = conn
-                        .exec_drop(
-                            format!(
-                                "UPDATE {table} SET expires_at = UTC_TIMESTAMP(6) + INTERVAL ? \
-                                 SECOND WHERE name = ? AND holder = ?"
-                            ),
-                            (TTL.as_secs(), &name, &holder),
-                        )
-                        .map(|()| conn.affected_rows());
-                    // A failed renewal is tried again until the lease
-                    // would have expired.
-                    let why = match renewed {
-                        Ok(1) => {
-                            renewed_at = std::time::Instant::now();
-                            continue;
-                        }
-                        Ok(_) => "it expired and another reaper took it".to_string(),
-                        Err(_) if renewed_at.elapsed() < TTL => continue,
-                        Err(e) => format!(
-                            "not renewed for {}: {}",
-                            crate::duration::format_duration(TTL),
-                            error::db_message(&e)
-                        ),
-                    };
-                    if let Ok(mut lost) = lost.lock() {
-                        *lost = Some(format!("the reap lease was lost ({why})"));
-                    }
-                    break;
-                }
-            })
-        };
+        let renewer = spawn_renewer(
+            conn.clone(),
+            stop.clone(),
+            lost.clone(),
+            [table.clone(), name.clone(), holder.clone()],
+        );
         Ok(Lease {
             conn,
             id,
@@ -167,6 +81,126 @@ impl Lease {
             renewer: Some(renewer),
         })
     }
+}
+
+/// Makes qctl's lease table where it is missing, and has this session's
+/// reads see what other nodes committed before them.
+fn ensure_table(
+    conn: &mut Conn,
+    schema: &str,
+    table: &str,
+) -> std::result::Result<(), mysql::Error> {
+    // Binary columns: a lease's name and holder match byte for byte,
+    // whatever the server's default collation folds (case, trailing
+    // spaces), so `Jobs` and `jobs` never share a lease.
+    // Made once: DDL on Galera is replicated in total order, which
+    // every reap need not pay again.
+    let made: Option<u8> = conn.exec_first(
+        "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? \
+                 AND TABLE_NAME = 'qctl_leases'",
+        (schema,),
+    )?;
+    if made.is_none() {
+        conn.query_drop(format!(
+            "CREATE TABLE IF NOT EXISTS {table} (name VARBINARY(191) NOT NULL PRIMARY KEY, \
+                 holder VARBINARY(255) NOT NULL, expires_at DATETIME(6) NOT NULL) ENGINE=InnoDB"
+        ))?;
+    }
+    // Reads see what other nodes committed before them.
+    conn.query_drop("SET SESSION wsrep_sync_wait = 1")
+}
+
+/// Takes the lease, trying again while another node's take conflicts
+/// (and, with `wait`, while another holds it).
+fn acquire(
+    conn: &mut Conn,
+    table: &str,
+    name: &str,
+    holder: &str,
+    wait: bool,
+    queue: &str,
+    fail: impl Fn(mysql::Error) -> anyhow::Error,
+) -> Result<()> {
+    loop {
+        match try_take(conn, table, name, holder) {
+            Ok(None) => break,
+            Ok(Some(other)) if !wait => {
+                return Err(QctlError::AnotherReap {
+                    table: format!(
+                        "{} (the cluster-wide reap lease is held by {other}; a reaper that \
+                             died gives it up within {}s)",
+                        queue,
+                        TTL.as_secs()
+                    ),
+                }
+                .into());
+            }
+            Ok(Some(_)) => std::thread::sleep(Duration::from_millis(500)),
+            // Another node took it at the same moment: its write set
+            // won certification. Looked at again, it is held.
+            Err(e) if error::code(&e) == Some(1213) => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => return Err(fail(e)),
+        }
+        if crate::interrupt::interrupted() {
+            return Err(QctlError::Interrupted.into());
+        }
+    }
+    Ok(())
+}
+
+/// The holder's thread that renews the lease every [`RENEW_EVERY`] until
+/// stopped, and records why when a renewal fails.
+fn spawn_renewer(
+    conn: Arc<std::sync::Mutex<Conn>>,
+    stop: Arc<AtomicBool>,
+    lost: Arc<std::sync::Mutex<Option<String>>>,
+    [table, name, holder]: [String; 3],
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut waited = Duration::ZERO;
+        let mut renewed_at = std::time::Instant::now();
+        while !stop.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(100));
+            waited += Duration::from_millis(100);
+            if waited < RENEW_EVERY {
+                continue;
+            }
+            waited = Duration::ZERO;
+            let Ok(mut conn) = conn.lock() else { break };
+            // The renewal must change our row: none means the
+            // lease expired and another reaper took it.
+            let renewed = conn
+                .exec_drop(
+                    format!(
+                        "UPDATE {table} SET expires_at = UTC_TIMESTAMP(6) + INTERVAL ? \
+                                 SECOND WHERE name = ? AND holder = ?"
+                    ),
+                    (TTL.as_secs(), &name, &holder),
+                )
+                .map(|()| conn.affected_rows());
+            // A failed renewal is tried again until the lease
+            // would have expired.
+            let why = match renewed {
+                Ok(1) => {
+                    renewed_at = std::time::Instant::now();
+                    continue;
+                }
+                Ok(_) => "it expired and another reaper took it".to_string(),
+                Err(_) if renewed_at.elapsed() < TTL => continue,
+                Err(e) => format!(
+                    "not renewed for {}: {}",
+                    crate::duration::format_duration(TTL),
+                    error::db_message(&e)
+                ),
+            };
+            if let Ok(mut lost) = lost.lock() {
+                *lost = Some(format!("the reap lease was lost ({why})"));
+            }
+            break;
+        }
+    })
 }
 
 /// One try: None when the lease is now ours, else who holds it.

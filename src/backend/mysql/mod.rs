@@ -6,11 +6,12 @@
 //! (innodb_lock_wait_timeout from --busy-timeout), and Ctrl-C kills the
 //! statement the server runs for qctl.
 //!
-//! Split by concern: this file connects, reads the catalog, runs
-//! statements and builds indexes; `enqueue`, `stats`, `plan`, `diag` and
-//! `bench` hold the rest, `error` maps every failure, `value` puts qctl's
-//! values on the wire. MySQL has no `UPDATE ... RETURNING`, so the engine
-//! claims with the SQL core's pick and apply in one short transaction.
+//! Split by concern: this file runs statements and builds indexes;
+//! `open` connects, `load` reads the catalog, `enqueue`, `stats`, `plan`,
+//! `diag`, `lease` and `bench` hold the rest, `error` maps every failure,
+//! `value` puts qctl's values on the wire. MySQL has no `UPDATE ...
+//! RETURNING`, so the engine claims with the SQL core's pick and apply in
+//! one short transaction.
 
 mod bench;
 pub mod connect;
@@ -18,12 +19,13 @@ mod diag;
 mod enqueue;
 mod error;
 mod lease;
+mod load;
+mod open;
 mod plan;
 mod stats;
 mod value;
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
@@ -33,18 +35,15 @@ use mysql::prelude::Queryable;
 use self::connect::ConnInfo;
 use self::error::{ErrorContext, mysql_error};
 use crate::db::{
-    Access, Bulk, ClusterPeers, ConnectOptions, Diagnostics, FinishedSample, HeldLock, IndexState,
-    Plan, PlanHow, Planner, Schema, Scratch, Session, SqlLog, TableSize,
+    Bulk, ClusterPeers, ConnectOptions, Diagnostics, FinishedSample, HeldLock, IndexState, Plan,
+    PlanHow, Planner, Schema, Scratch, Session, SqlLog, TableSize,
 };
 use crate::error::QctlError;
 use crate::interrupt::CancelGuard;
-use crate::layout::{Concept, Ident, Layout, TimeEncoding};
-use crate::sql::column::ColumnKind;
+use crate::layout::{Ident, Layout};
 use crate::sql::ddl::{IndexSpec, init_indexes, table_ddl};
 use crate::sql::dialect::MYSQL;
-use crate::sql::schema::{CatalogColumn, QueueTable};
-use crate::sql::time::MILLIS_ABOVE;
-use crate::sql::time::TimeRepr;
+use crate::sql::schema::QueueTable;
 use crate::sql::{Bind, Row, Stmt, Value};
 
 /// Which server qctl talks to, from `VERSION()`.
@@ -181,188 +180,6 @@ impl MysqlBackend {
         MysqlBackend::open_info(ConnInfo::parse(&target.url)?, layout, options)
     }
 
-    /// Connects with connection parameters already read (another node of
-    /// the cluster, reached as this one was).
-    fn open_info(info: ConnInfo, layout: Layout, options: &ConnectOptions) -> Result<Self> {
-        if info.database().is_none() && options.access != Access::Inspect {
-            return Err(QctlError::usage(format!(
-                "no database in {}: the queue table lives in one — write \
-                 mysql://user@host:3306/DATABASE",
-                info.shown()
-            )));
-        }
-        // Of a multi-host URL, the host that answered serves every
-        // connection this command opens.
-        let (conn, info) = connect::connect_any(&info, options.connect_timeout)?;
-        let on_interrupt = {
-            let info = info.clone();
-            let id = conn.connection_id();
-            crate::interrupt::on_interrupt(move || {
-                // The server goes on with a statement whose client left;
-                // KILL QUERY from another connection stops it.
-                if let Ok(mut killer) = connect::connect(&info, Duration::from_secs(5)) {
-                    let _ = killer.query_drop(format!("KILL QUERY {id}"));
-                }
-            })
-        };
-        let mut backend = MysqlBackend {
-            conn,
-            table: QueueTable::planned(&layout, &MYSQL),
-            cx: ErrorContext {
-                table: layout.table.to_string(),
-                statement_timeout: options.statement_timeout,
-                busy_timeout: options.busy_timeout,
-                preset: None,
-                galera: false,
-                server: "MySQL/MariaDB",
-            },
-            info,
-            // Connections this one opens later (bench's workers, the
-            // reap lock) use the table it settled on.
-            options: ConnectOptions {
-                auto: None,
-                ..options.clone()
-            },
-            log: options.sql_log.clone(),
-            server: Server::parse(""),
-            built: HashMap::new(),
-            collation: None,
-            helper_id: None,
-            ws_rows: None,
-            ws_size: None,
-            table_exists: false,
-            indexes: Vec::new(),
-            _cancel_on_interrupt: on_interrupt,
-        };
-        let version = backend.query(&Stmt::plain("SELECT VERSION()"))?;
-        backend.server = Server::parse(
-            &version
-                .into_iter()
-                .next()
-                .and_then(|r| r.into_iter().next())
-                .and_then(Value::into_text)
-                .unwrap_or_default(),
-        );
-        backend.cx.server = backend.server.name();
-        if backend.server.mariadb {
-            // A Galera node: conflicts with other nodes' writes show as
-            // 1213 at any statement or at COMMIT.
-            // The global value: a session may turn its own wsrep_on off.
-            // With the write-set limits, in the same round trip (a
-            // server built without Galera has none of them).
-            let wsrep = backend.query_text(
-                "SHOW GLOBAL VARIABLES WHERE Variable_name IN \
-                 ('wsrep_on', 'wsrep_max_ws_rows', 'wsrep_max_ws_size')",
-            )?;
-            let mut on = false;
-            for row in wsrep {
-                let mut row = row.into_iter().map(Value::into_text);
-                let (Some(Some(name)), Some(Some(value))) = (row.next(), row.next()) else {
-                    continue;
-                };
-                let limit = value.trim().parse::<u64>().ok().filter(|n| *n > 0);
-                match name.to_ascii_lowercase().as_str() {
-                    "wsrep_on" => on = value.eq_ignore_ascii_case("ON"),
-                    "wsrep_max_ws_rows" => backend.ws_rows = limit,
-                    "wsrep_max_ws_size" => backend.ws_size = limit,
-                    _ => {}
-                }
-            }
-            backend.cx.galera = on;
-            if !on {
-                (backend.ws_rows, backend.ws_size) = (None, None);
-            }
-        }
-        let read_only = matches!(
-            options.access,
-            Access::Read | Access::Print | Access::Inspect
-        );
-        let statement_timeout = options.statement_timeout;
-        backend.session(read_only, statement_timeout)?;
-        if backend.cx.galera && read_only {
-            // A Synced node's reads wait until it has applied what the
-            // cluster committed before them (causal reads), so its counts
-            // are the cluster's; a lagging node's would wait out its whole
-            // queue, so it reads what it has, and says so (stats, doctor).
-            let state = backend.query_text("SHOW STATUS LIKE 'wsrep_local_state_comment'")?;
-            let synced = state
-                .into_iter()
-                .next()
-                .and_then(|r| r.into_iter().nth(1))
-                .and_then(Value::into_text)
-                .is_some_and(|s| s == "Synced");
-            if synced {
-                backend.batch("SET SESSION wsrep_sync_wait = 1")?;
-            }
-        }
-        if matches!(
-            options.access,
-            Access::Create | Access::Print | Access::Scratch
-        ) {
-            backend.collation = backend.exact_collation()?;
-        }
-        let layout = crate::db::auto_layout(&mut backend, options, layout)?;
-        backend.table = QueueTable::planned(&layout, &MYSQL);
-        backend.load_table(layout)?;
-        if !backend.table_exists && matches!(options.access, Access::Read | Access::Write) {
-            return Err(QctlError::MissingTable {
-                table: backend.table.layout.table.to_string(),
-                url: format!("{} {}", backend.server.name(), backend.info.describe()),
-            }
-            .into());
-        }
-        Ok(backend)
-    }
-
-    /// The session's settings: UTC, READ COMMITTED (a SKIP LOCKED pick
-    /// takes no gap locks), backslashes as plain characters in literals
-    /// (the layout's status values are written as literals), read-only
-    /// for commands that only read, and the time limits.
-    fn session(&mut self, read_only: bool, statement_timeout: Duration) -> Result<()> {
-        let mut sql = vec![
-            "SET SESSION time_zone = '+00:00'".to_string(),
-            "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), \
-             'NO_BACKSLASH_ESCAPES')"
-                .to_string(),
-            "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED".to_string(),
-            format!(
-                "SET SESSION TRANSACTION {}",
-                if read_only { "READ ONLY" } else { "READ WRITE" }
-            ),
-        ];
-        sql.extend(self.wait_limits(self.options.busy_timeout));
-        sql.push(self.statement_limit(statement_timeout));
-        self.batch(&sql.join("; "))
-    }
-
-    /// innodb_lock_wait_timeout (row locks) and lock_wait_timeout
-    /// (metadata locks) from --busy-timeout, in whole seconds: zero means
-    /// do not wait, which MariaDB knows and MySQL rounds up to its
-    /// smallest wait, one second.
-    fn wait_limits(&self, busy: Duration) -> Vec<String> {
-        let seconds = busy.as_secs_f64().ceil() as u64;
-        let row = if self.server.mariadb {
-            seconds
-        } else {
-            seconds.max(1)
-        };
-        vec![
-            format!("SET SESSION innodb_lock_wait_timeout = {row}"),
-            format!("SET SESSION lock_wait_timeout = {}", seconds.max(1)),
-        ]
-    }
-
-    /// The statement time limit (zero: none): MariaDB's
-    /// max_statement_time bounds every statement, MySQL's
-    /// max_execution_time only reads.
-    fn statement_limit(&self, limit: Duration) -> String {
-        if self.server.mariadb {
-            format!("SET SESSION max_statement_time = {}", limit.as_secs_f64())
-        } else {
-            format!("SET SESSION max_execution_time = {}", limit.as_millis())
-        }
-    }
-
     /// The database the table lives in: its qualifier, else the URL's.
     fn schema(&self) -> Option<String> {
         self.table
@@ -372,150 +189,6 @@ impl MysqlBackend {
             .as_ref()
             .map(|s| s.to_string())
             .or_else(|| self.info.database().map(str::to_string))
-    }
-
-    /// Reads the table's columns from the catalog and resolves the layout
-    /// against them.
-    fn load_table(&mut self, layout: Layout) -> Result<()> {
-        let schema = self.schema().unwrap_or_default();
-        let stmt = Stmt {
-            sql: "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, \
-                  IS_GENERATED, COLUMN_KEY, COLLATION_NAME FROM information_schema.COLUMNS \
-                  WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION"
-                .into(),
-            binds: vec![
-                Bind::Text(schema.clone()),
-                Bind::Text(layout.table.name.to_string()),
-            ],
-        };
-        let rows = self.query(&stmt)?;
-        self.table_exists = !rows.is_empty();
-        if !self.table_exists {
-            self.table = QueueTable::planned(&layout, &MYSQL);
-            self.table.collation = self.collation.clone();
-            self.indexes.clear();
-            return Ok(());
-        }
-        let mut enums: Vec<(String, Vec<String>)> = Vec::new();
-        let catalog: Vec<CatalogColumn> = rows
-            .into_iter()
-            .map(|row| {
-                let mut row = row.into_iter();
-                let mut text = || row.next().and_then(Value::into_text);
-                let name = text().unwrap_or_default();
-                let data_type = text().unwrap_or_default();
-                let column_type = text().unwrap_or_default();
-                let nullable = text().is_some_and(|v| v == "YES");
-                let default = text();
-                let generated = text().is_some_and(|v| v == "ALWAYS");
-                let primary_key = text().is_some_and(|v| v == "PRI");
-                let collation = text();
-                if data_type.eq_ignore_ascii_case("enum") {
-                    enums.push((name.clone(), enum_labels(&column_type)));
-                }
-                CatalogColumn {
-                    kind: classify(&data_type, &column_type),
-                    name,
-                    nullable,
-                    default,
-                    generated,
-                    primary_key,
-                    exact: collation.as_deref().is_none_or(exact_collation),
-                    collation,
-                }
-            })
-            .collect();
-        let mut table = QueueTable::resolve(layout, &MYSQL, &catalog)?;
-        // An ENUM status holds only its labels (as on PostgreSQL).
-        if let Some(status) = table.col(Concept::Status).map(|c| c.name.to_string())
-            && let Some((_, labels)) = enums.iter().find(|(n, _)| n.eq_ignore_ascii_case(&status))
-        {
-            table.layout.statuses.keep_only(labels);
-        }
-        self.cx.preset = crate::db::preset_note(&table.layout);
-        // Times in an integer column (Laravel's available_at): seconds or
-        // milliseconds, as configured or as a stored value says.
-        let epoch: Vec<Concept> = Concept::ALL
-            .into_iter()
-            .filter(|c| c.is_time() && table.col(*c).is_some_and(|col| col.kind == ColumnKind::Int))
-            .collect();
-        for concept in epoch {
-            let repr = match table.layout.time {
-                Some(TimeEncoding::UnixMs) => TimeRepr::EpochMillis,
-                Some(_) => TimeRepr::EpochSeconds,
-                None => {
-                    let column = table.must(concept);
-                    // The smallest of the first rows: a far-future time in
-                    // seconds must not read as milliseconds.
-                    let sample = self.query(&Stmt::plain(format!(
-                        "SELECT min(c) FROM (SELECT {column} AS c FROM {} WHERE {column} > 0 \
-                         LIMIT 1000) s",
-                        table.table()
-                    )))?;
-                    match crate::db::first_int(&sample) {
-                        n if n.abs() > MILLIS_ABOVE => TimeRepr::EpochMillis,
-                        _ => TimeRepr::EpochSeconds,
-                    }
-                }
-            };
-            table.set_time_repr(concept, repr);
-        }
-        for (concept, ident) in &table.absent {
-            self.log.finish(
-                self.log.start(),
-                &format!(
-                    "-- table {} has no column {ident}: the layout's {} column is left out",
-                    table.layout.table,
-                    concept.key()
-                ),
-                "",
-            );
-        }
-        let indexes = Stmt {
-            sql: "SELECT INDEX_NAME, GROUP_CONCAT(COALESCE(COLUMN_NAME, '?') \
-                  ORDER BY SEQ_IN_INDEX SEPARATOR '\t') FROM information_schema.STATISTICS \
-                  WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? GROUP BY INDEX_NAME ORDER BY 1"
-                .into(),
-            binds: vec![
-                Bind::Text(schema),
-                Bind::Text(table.layout.table.name.to_string()),
-            ],
-        };
-        let indexes: Vec<(String, Vec<String>)> = self
-            .query(&indexes)?
-            .into_iter()
-            .filter_map(|row| {
-                let mut row = row.into_iter();
-                let name = row.next()?.into_text()?;
-                let keys = row.next()?.into_text()?;
-                Some((name, keys.split('\t').map(str::to_string).collect()))
-            })
-            .collect();
-        table.state_index = state_index(&table, &indexes);
-        self.indexes = indexes.into_iter().map(|(name, _)| name).collect();
-        self.table = table;
-        Ok(())
-    }
-
-    /// The first of the dialect's NO PAD binary collations the server
-    /// has (MariaDB's `utf8mb4_nopad_bin`, MySQL 8.0.17's
-    /// `utf8mb4_0900_bin`); None on a server with neither, whose tables
-    /// then pad spaces, and qctl compares names byte for byte itself.
-    fn exact_collation(&mut self) -> Result<Option<String>> {
-        let wanted = MYSQL.exact_collations;
-        let list = wanted
-            .iter()
-            .map(|c| format!("'{c}'"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let found = crate::db::first_texts(self.query(&Stmt::plain(format!(
-            "SELECT COLLATION_NAME FROM information_schema.COLLATIONS WHERE COLLATION_NAME IN ({list})"
-        )))?);
-        Ok(wanted
-            .iter()
-            .find(|c| found.iter().any(|f| f == *c))
-            .map(|c| c.to_string())
-            .or_else(|| Some("utf8mb4_bin".to_string())))
     }
 
     /// Runs SQL text (several statements allowed) over the text protocol.
@@ -595,63 +268,6 @@ impl MysqlBackend {
             Some(Value::Time(now)) => Ok(now),
             _ => Ok(Utc::now()),
         }
-    }
-}
-
-/// The labels of an ENUM column, from its COLUMN_TYPE
-/// (`enum('a','it''s')`).
-fn enum_labels(column_type: &str) -> Vec<String> {
-    let inner = column_type
-        .split_once('(')
-        .and_then(|(_, rest)| rest.rsplit_once(')'))
-        .map_or("", |(inner, _)| inner);
-    let mut labels = Vec::new();
-    let mut chars = inner.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\'' {
-            continue;
-        }
-        let mut label = String::new();
-        while let Some(c) = chars.next() {
-            if c == '\'' {
-                if chars.peek() == Some(&'\'') {
-                    label.push('\'');
-                    chars.next();
-                    continue;
-                }
-                break;
-            }
-            label.push(c);
-        }
-        labels.push(label);
-    }
-    labels
-}
-
-/// Whether a collation compares bytes exactly: binary, and NO PAD (MariaDB
-/// names those `_nopad_`; MySQL 8's `_0900_` ones are all NO PAD). Every
-/// other one pads spaces (`utf8mb4_bin` too), and most fold case.
-fn exact_collation(name: &str) -> bool {
-    name == "binary"
-        || (name.ends_with("_bin") && (name.contains("_nopad_") || name.contains("_0900_")))
-}
-
-/// A column's kind from information_schema's DATA_TYPE.
-fn classify(data_type: &str, column_type: &str) -> ColumnKind {
-    match data_type.to_ascii_lowercase().as_str() {
-        "bigint" | "int" | "integer" | "mediumint" | "smallint" | "tinyint" => ColumnKind::Int,
-        "decimal" | "float" | "double" => ColumnKind::Float,
-        "bit" if column_type == "bit(1)" => ColumnKind::Bool,
-        "varchar" | "char" | "text" | "tinytext" | "mediumtext" | "longtext" | "enum" | "set" => {
-            ColumnKind::Text
-        }
-        "json" => ColumnKind::Json,
-        "uuid" => ColumnKind::Uuid,
-        "datetime" | "timestamp" => ColumnKind::Time(TimeRepr::Timestamptz),
-        "blob" | "tinyblob" | "mediumblob" | "longblob" | "binary" | "varbinary" => {
-            ColumnKind::Bytes
-        }
-        _ => ColumnKind::Other(column_type.to_string()),
     }
 }
 
@@ -738,32 +354,6 @@ impl Session for MysqlBackend {
         // its jobs (a system's own tables, the layout's steps).
         self.ws_rows.map(|rows| (rows / 2).max(1))
     }
-}
-
-/// The index backlog counts read a state through: one led by the status
-/// column, by the queue next where one is. None where states are told by
-/// predicates, which such an index may not serve.
-fn state_index(table: &QueueTable, indexes: &[(String, Vec<String>)]) -> Option<String> {
-    if table.layout.statuses.has_predicates() {
-        return None;
-    }
-    let column = |concept| {
-        table
-            .col(concept)
-            .filter(|c| c.expr.is_none())
-            .map(|c| c.name.as_str().to_ascii_lowercase())
-    };
-    let status = column(Concept::Status)?;
-    let queue = column(Concept::Queue);
-    let key = |keys: &[String], i: usize| keys.get(i).map(|k| k.to_ascii_lowercase());
-    let led: Vec<&(String, Vec<String>)> = indexes
-        .iter()
-        .filter(|(_, keys)| key(keys, 0) == Some(status.clone()))
-        .collect();
-    led.iter()
-        .find(|(_, keys)| queue.is_some() && key(keys, 1) == queue)
-        .or(led.first())
-        .map(|(name, _)| name.clone())
 }
 
 impl Schema for MysqlBackend {

@@ -47,10 +47,73 @@ fn tx_query(
     Ok(rows)
 }
 
+fn fail(e: postgres::Error) -> anyhow::Error {
+    anyhow::anyhow!("blocked failed on PostgreSQL: {}", db_message(&e))
+}
+
+/// A waiting session's row locks: the queue's tuples it waits for
+/// (`relation:(page,tuple)`) and the lock table's (`(page,tuple)`).
+struct Wanted {
+    tuples: Vec<String>,
+    lock_rows: Vec<String>,
+}
+
 pub fn blocked(b: &mut PostgresBackend) -> Result<BlockedReport> {
     let table = b.table.table();
-    let table_exists = b.table_exists;
     let version = b.server_version()?;
+    let waiting_sql = waiting_sql(version);
+    // The job each waiter wants: its tuple lock names the row (ctid). A
+    // row address repeats across partitions: the relation names it.
+    let job_lookup = b.table_exists.then(|| {
+        let id = b.table.must(Concept::Id);
+        format!(
+            "SELECT {id}::text FROM {table} WHERE tableoid = $1::text::oid AND ctid = $2::text::tid"
+        )
+    });
+    let integer_ids = b.table.id_is_integer();
+    let log = b.log.clone();
+    let mut tx = inspect_tx(&mut b.client, b.options.statement_timeout)?;
+    // The queue system's lock rows (Quartz's QRTZ_LOCKS), when it has them.
+    let semaphore = b.table.layout.semaphore.clone();
+    let semaphore_table = semaphore
+        .as_ref()
+        .and_then(|s| crate::layout::TableName::parse(&s.table).ok())
+        .map(|t| crate::sql::dialect::POSTGRES.table(&t));
+    let rows = tx_query(&mut tx, &log, &waiting_sql, &[&table, &semaphore_table]).map_err(fail)?;
+    let (mut sessions, wanted) = waiters(&rows);
+    // The lock each waiter wants, by its name in the lock table.
+    if let (Some(semaphore), Some(lock_table)) = (&semaphore, &semaphore_table) {
+        let lookup = format!(
+            "SELECT ({})::text FROM {lock_table} WHERE ctid = $1::text::tid",
+            semaphore.key
+        );
+        for (session, wanted) in sessions.iter_mut().zip(&wanted) {
+            for ctid in &wanted.lock_rows {
+                for row in tx_query(&mut tx, &log, &lookup, &[ctid]).map_err(fail)? {
+                    let name: String = row.get(0);
+                    if !session.waiting_for_locks.contains(&name) {
+                        session.waiting_for_locks.push(name);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(lookup) = &job_lookup {
+        wanted_jobs(&mut tx, &log, lookup, integer_ids, &mut sessions, &wanted)?;
+    }
+    let blockers = blockers(&mut tx, &log, &sessions)?;
+    let notes = privilege_notes(&mut tx)?;
+    tx.rollback().ok();
+    let mut report = BlockedReport::new("postgres");
+    report.sessions = sessions;
+    report.blockers = blockers;
+    report.notes = notes;
+    Ok(report)
+}
+
+/// The sessions of this database that wait for another, with the row
+/// locks each waits for.
+fn waiting_sql(version: i64) -> String {
     // pg_locks.waitstart exists from PostgreSQL 14 on.
     let wait_started = if version >= 140_000 {
         "coalesce((SELECT min(l.waitstart) FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted), a.query_start)"
@@ -59,7 +122,7 @@ pub fn blocked(b: &mut PostgresBackend) -> Result<BlockedReport> {
     };
     // The queue table and, when it is partitioned (pg-boss), every
     // partition: a job's row lock is taken on the partition that holds it.
-    let waiting_sql = format!(
+    format!(
         "WITH RECURSIVE queue_rel(oid) AS (SELECT to_regclass($1)::oid \
            UNION ALL SELECT i.inhrelid FROM pg_inherits i JOIN queue_rel q ON i.inhparent = q.oid) \
          SELECT a.pid, pg_blocking_pids(a.pid), extract(epoch FROM now() - {wait_started})::float8, \
@@ -74,25 +137,20 @@ pub fn blocked(b: &mut PostgresBackend) -> Result<BlockedReport> {
          WHERE a.pid <> pg_backend_pid() AND a.datname = current_database() \
            AND cardinality(pg_blocking_pids(a.pid)) > 0 \
          ORDER BY a.pid"
-    );
-    let log = b.log.clone();
-    let mut tx = inspect_tx(&mut b.client, b.options.statement_timeout)?;
-    let err =
-        |e: postgres::Error| anyhow::anyhow!("blocked failed on PostgreSQL: {}", db_message(&e));
-    // The queue system's lock rows (Quartz's QRTZ_LOCKS), when it has them.
-    let semaphore = b.table.layout.semaphore.clone();
-    let semaphore_table = semaphore
-        .as_ref()
-        .and_then(|s| crate::layout::TableName::parse(&s.table).ok())
-        .map(|t| crate::sql::dialect::POSTGRES.table(&t));
-    let rows = tx_query(&mut tx, &log, &waiting_sql, &[&table, &semaphore_table]).map_err(err)?;
+    )
+}
+
+/// The waiting sessions as the report shows them, and the row locks each
+/// wants (in the same order).
+fn waiters(rows: &[Row]) -> (Vec<WaitingSession>, Vec<Wanted>) {
     let mut sessions = Vec::new();
-    let mut tuples: Vec<(i32, Vec<String>)> = Vec::new();
-    let mut lock_rows: Vec<Vec<String>> = Vec::new();
-    for row in &rows {
+    let mut wanted = Vec::new();
+    for row in rows {
         let pid: i32 = row.get(0);
-        tuples.push((pid, row.get(10)));
-        lock_rows.push(row.get(11));
+        wanted.push(Wanted {
+            tuples: row.get(10),
+            lock_rows: row.get(11),
+        });
         sessions.push(WaitingSession {
             node: None,
             pid,
@@ -109,46 +167,44 @@ pub fn blocked(b: &mut PostgresBackend) -> Result<BlockedReport> {
             waiting_for_locks: Vec::new(),
         });
     }
-    // The lock each waiter wants, by its name in the lock table.
-    if let (Some(semaphore), Some(lock_table)) = (&semaphore, &semaphore_table) {
-        let lookup = format!(
-            "SELECT ({})::text FROM {lock_table} WHERE ctid = $1::text::tid",
-            semaphore.key
-        );
-        for (session, ctids) in sessions.iter_mut().zip(&lock_rows) {
-            for ctid in ctids {
-                for row in tx_query(&mut tx, &log, &lookup, &[ctid]).map_err(err)? {
-                    let name: String = row.get(0);
-                    if !session.waiting_for_locks.contains(&name) {
-                        session.waiting_for_locks.push(name);
-                    }
-                }
+    (sessions, wanted)
+}
+
+/// Fills in the job each waiter wants, read from the row its tuple lock
+/// names.
+fn wanted_jobs(
+    tx: &mut Transaction<'_>,
+    log: &SqlLog,
+    lookup: &str,
+    integer_ids: bool,
+    sessions: &mut [WaitingSession],
+    wanted: &[Wanted],
+) -> Result<()> {
+    for (session, wanted) in sessions.iter_mut().zip(wanted) {
+        for tuple in &wanted.tuples {
+            let Some((relation, ctid)) = tuple.split_once(':') else {
+                continue;
+            };
+            for row in tx_query(tx, log, lookup, &[&relation, &ctid]).map_err(fail)? {
+                let text: String = row.get(0);
+                session.waiting_for_jobs.push(if integer_ids {
+                    JobId::parse(&text)
+                } else {
+                    JobId::Text(text)
+                });
             }
         }
     }
-    // The job each waiter wants: its tuple lock names the row (ctid).
-    if table_exists {
-        let id = b.table.must(Concept::Id);
-        // A row address repeats across partitions: the relation names it.
-        let lookup = format!(
-            "SELECT {id}::text FROM {table} WHERE tableoid = $1::text::oid AND ctid = $2::text::tid"
-        );
-        for (session, (_, tuples)) in sessions.iter_mut().zip(&tuples) {
-            for tuple in tuples {
-                let Some((relation, ctid)) = tuple.split_once(':') else {
-                    continue;
-                };
-                for row in tx_query(&mut tx, &log, &lookup, &[&relation, &ctid]).map_err(err)? {
-                    let text: String = row.get(0);
-                    session.waiting_for_jobs.push(if b.table.id_is_integer() {
-                        JobId::parse(&text)
-                    } else {
-                        JobId::Text(text)
-                    });
-                }
-            }
-        }
-    }
+    Ok(())
+}
+
+/// The sessions the waiters wait for; a job row (or lock row) a waiter
+/// wants is held at the root of its chain.
+fn blockers(
+    tx: &mut Transaction<'_>,
+    log: &SqlLog,
+    sessions: &[WaitingSession],
+) -> Result<Vec<BlockingSession>> {
     let waiting: std::collections::BTreeSet<i32> = sessions.iter().map(|s| s.pid).collect();
     let mut blocker_pids: Vec<i32> = sessions
         .iter()
@@ -159,33 +215,30 @@ pub fn blocked(b: &mut PostgresBackend) -> Result<BlockedReport> {
     let blockers_sql = "SELECT a.pid, a.state, a.application_name, a.usename::text, a.client_addr::text, \
                         extract(epoch FROM now() - a.xact_start)::float8, a.query \
                         FROM pg_stat_activity a WHERE a.pid = ANY($1) ORDER BY a.pid";
-    let mut blockers: Vec<BlockingSession> =
-        tx_query(&mut tx, &log, blockers_sql, &[&blocker_pids])
-            .map_err(err)?
-            .iter()
-            .map(|row| {
-                let pid: i32 = row.get(0);
-                BlockingSession {
-                    node: None,
-                    pid,
-                    state: row.get(1),
-                    application_name: row.get(2),
-                    user: row.get(3),
-                    client_addr: row.get(4),
-                    xact_age_seconds: row.get(5),
-                    query: row.get(6),
-                    root: !waiting.contains(&pid),
-                    holds_jobs: Vec::new(),
-                    holds_locks: Vec::new(),
-                    lock: None,
-                    file: None,
-                }
-            })
-            .collect();
-    // A job row (or lock row) a waiter wants is held at the root of its
-    // chain.
-    for session in &sessions {
-        for root in roots_of(session.pid, &sessions) {
+    let mut blockers: Vec<BlockingSession> = tx_query(tx, log, blockers_sql, &[&blocker_pids])
+        .map_err(fail)?
+        .iter()
+        .map(|row| {
+            let pid: i32 = row.get(0);
+            BlockingSession {
+                node: None,
+                pid,
+                state: row.get(1),
+                application_name: row.get(2),
+                user: row.get(3),
+                client_addr: row.get(4),
+                xact_age_seconds: row.get(5),
+                query: row.get(6),
+                root: !waiting.contains(&pid),
+                holds_jobs: Vec::new(),
+                holds_locks: Vec::new(),
+                lock: None,
+                file: None,
+            }
+        })
+        .collect();
+    for session in sessions {
+        for root in roots_of(session.pid, sessions) {
             let Some(blocker) = blockers.iter_mut().find(|b| b.pid == root) else {
                 continue;
             };
@@ -201,6 +254,11 @@ pub fn blocked(b: &mut PostgresBackend) -> Result<BlockedReport> {
             }
         }
     }
+    Ok(blockers)
+}
+
+/// A note when this role cannot see other users' sessions.
+fn privilege_notes(tx: &mut Transaction<'_>) -> Result<Vec<String>> {
     let mut notes = Vec::new();
     let privileged: bool = tx
         .query_one(
@@ -208,7 +266,7 @@ pub fn blocked(b: &mut PostgresBackend) -> Result<BlockedReport> {
              OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)",
             &[],
         )
-        .map_err(err)?
+        .map_err(fail)?
         .get(0);
     if !privileged {
         notes.push(
@@ -217,12 +275,7 @@ pub fn blocked(b: &mut PostgresBackend) -> Result<BlockedReport> {
                 .to_string(),
         );
     }
-    tx.rollback().ok();
-    let mut report = BlockedReport::new("postgres");
-    report.sessions = sessions;
-    report.blockers = blockers;
-    report.notes = notes;
-    Ok(report)
+    Ok(notes)
 }
 
 pub fn locks(b: &mut PostgresBackend, key: Option<LockKey>) -> Result<LocksReport> {

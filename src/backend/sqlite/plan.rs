@@ -476,119 +476,28 @@ pub fn program_cost(program: &[Op]) -> ProgramCost {
 /// by the fewest steps a row can take (from the statement's own program):
 /// an estimate, exact for a walk that rejects rows at its first test.
 pub fn measure(b: &mut SqliteBackend, stmt: &Stmt) -> Result<Measured> {
-    // The program, compiled with the same values (STAT4 plans depend on
-    // them).
-    let explain = Stmt {
-        sql: format!("EXPLAIN {}", stmt.sql),
-        binds: stmt.binds.clone(),
-    };
-    let program: Vec<Op> = b
-        .query(&explain)?
-        .into_iter()
-        .map(|row| Op {
-            opcode: row
-                .get(1)
-                .cloned()
-                .and_then(Value::into_text)
-                .unwrap_or_default(),
-            p1: row.get(2).and_then(Value::as_i64).unwrap_or(0),
-            p2: row.get(3).and_then(Value::as_i64).unwrap_or(0),
-        })
-        .collect();
-    let cost = program_cost(&program);
-    let limit = b.statement_timeout;
-    let (returned, vm, fullscan, sorts, autoindex, sorted_rows, stopped) =
-        crate::db::in_tx(b, TxMode::Read, false, |b| {
-            let started = b.log.start();
-            // The statement timeout, as the other databases have it: the
-            // run is interrupted, and its counters say how far it got.
-            let clock = std::time::Instant::now();
-            b.conn
-                .progress_handler(10_000, Some(move || clock.elapsed() > limit))
-                .map_err(|e| b.err(e))?;
-            let counted = (|| -> rusqlite::Result<(u64, i32, i32, i32, i32, bool)> {
-                let mut prepared = b.conn.prepare(&stmt.sql)?;
-                let mut returned = 0u64;
-                let mut stopped = false;
-                {
-                    let mut rows = prepared.query(rusqlite::params_from_iter(
-                        stmt.binds.iter().map(super::to_sql),
-                    ))?;
-                    loop {
-                        match rows.next() {
-                            Ok(Some(_)) => returned += 1,
-                            Ok(None) => break,
-                            Err(rusqlite::Error::SqliteFailure(e, _))
-                                if e.code == rusqlite::ErrorCode::OperationInterrupted =>
-                            {
-                                stopped = true;
-                                break;
-                            }
-                            Err(e) => return Err(e),
-                        }
-                    }
-                }
-                Ok((
-                    returned,
-                    prepared.get_status(StatementStatus::VmStep),
-                    prepared.get_status(StatementStatus::FullscanStep),
-                    prepared.get_status(StatementStatus::Sort),
-                    prepared.get_status(StatementStatus::AutoIndex),
-                    stopped,
-                ))
-            })();
-            let cleared = b.conn.progress_handler(0, None::<fn() -> bool>);
-            let counted = counted.map_err(|e| b.err(e))?;
-            cleared.map_err(|e| b.err(e))?;
-            b.log.finish(started, &stmt.sql, " (measured, rolled back)");
-            // A sort receives every row the filter passes: count them, to
-            // tell the rows sorted from the rows passed over.
-            let sorted_rows = if counted.3 > 0 && cost.sorted > 0 && !counted.5 {
-                let count = Stmt {
-                    sql: format!(
-                        "SELECT count(*) FROM ({})",
-                        crate::sql::sqltext::unordered(
-                            &stmt.sql,
-                            crate::sql::sqltext::Lexer::Sqlite
-                        )
-                    ),
-                    binds: stmt.binds.clone(),
-                };
-                b.query(&count)
-                    .ok()
-                    .map(|rows| crate::db::first_int(&rows).max(0) as u64)
-            } else {
-                None
-            };
-            Ok((
-                counted.0,
-                counted.1,
-                counted.2,
-                counted.3,
-                counted.4,
-                sorted_rows,
-                counted.5,
-            ))
-        })?;
-    let vm = u64::try_from(vm).unwrap_or(0);
-    let fullscan = u64::try_from(fullscan).unwrap_or(0);
-    let autoindex = u64::try_from(autoindex).unwrap_or(0);
-    // One loop that is a full scan: SQLite counted its steps exactly
-    // (each step past the first row). Otherwise derive rows from steps: the
-    // rows returned took the returning path, the rest the rejecting one.
-    let (examined, estimated) = if cost.loops == 1 && fullscan > 0 {
-        (fullscan + u64::from(!stopped), false)
-    } else {
-        // Rows handed to a sort took the sorting path; else the rows
-        // returned took the returning path.
-        let (kept, path) = match sorted_rows {
-            Some(sorted) => (sorted, cost.sorted),
-            None => (returned, cost.returned),
-        };
-        let rest = vm.saturating_sub(cost.once).saturating_sub(kept * path);
-        let passed = rest.checked_div(cost.rejected).unwrap_or(0);
-        (kept + passed, true)
-    };
+    let cost = program_cost(&program(b, stmt)?);
+    let (counted, sorted_rows) = crate::db::in_tx(b, TxMode::Read, false, |b| {
+        let started = b.log.start();
+        let counted = run_counted(b, stmt)?;
+        b.log.finish(started, &stmt.sql, " (measured, rolled back)");
+        // A sort receives every row the filter passes: count them, to
+        // tell the rows sorted from the rows passed over.
+        let sorted_rows = (counted.sorts > 0 && cost.sorted > 0 && !counted.stopped)
+            .then(|| sort_input(b, stmt))
+            .flatten();
+        Ok((counted, sorted_rows))
+    })?;
+    let Counted {
+        returned,
+        stopped,
+        sorts,
+        ..
+    } = counted;
+    let vm = u64::try_from(counted.vm).unwrap_or(0);
+    let fullscan = u64::try_from(counted.fullscan).unwrap_or(0);
+    let autoindex = u64::try_from(counted.autoindex).unwrap_or(0);
+    let (examined, estimated) = rows_examined(&cost, &counted, vm, fullscan, sorted_rows);
     let examined = examined.max(fullscan + autoindex).max(returned);
     let mut counters = serde_json::Map::new();
     counters.insert("vm_steps".into(), vm.into());
@@ -608,6 +517,123 @@ pub fn measure(b: &mut SqliteBackend, stmt: &Stmt) -> Result<Measured> {
         rows_read_by_table: Default::default(),
         plan: None,
     })
+}
+
+/// The statement's VM program, compiled with the same values (STAT4
+/// plans depend on them).
+fn program(b: &mut SqliteBackend, stmt: &Stmt) -> Result<Vec<Op>> {
+    let explain = Stmt {
+        sql: format!("EXPLAIN {}", stmt.sql),
+        binds: stmt.binds.clone(),
+    };
+    Ok(b.query(&explain)?
+        .into_iter()
+        .map(|row| Op {
+            opcode: row
+                .get(1)
+                .cloned()
+                .and_then(Value::into_text)
+                .unwrap_or_default(),
+            p1: row.get(2).and_then(Value::as_i64).unwrap_or(0),
+            p2: row.get(3).and_then(Value::as_i64).unwrap_or(0),
+        })
+        .collect())
+}
+
+/// What one run of a statement returned and SQLite counted for it.
+struct Counted {
+    returned: u64,
+    vm: i32,
+    fullscan: i32,
+    sorts: i32,
+    autoindex: i32,
+    /// Interrupted at the statement timeout.
+    stopped: bool,
+}
+
+/// Runs the statement once, reading every row, and its counters.
+fn run_counted(b: &mut SqliteBackend, stmt: &Stmt) -> Result<Counted> {
+    // The statement timeout, as the other databases have it: the run is
+    // interrupted, and its counters say how far it got.
+    let limit = b.statement_timeout;
+    let clock = std::time::Instant::now();
+    b.conn
+        .progress_handler(10_000, Some(move || clock.elapsed() > limit))
+        .map_err(|e| b.err(e))?;
+    let counted = (|| -> rusqlite::Result<Counted> {
+        let mut prepared = b.conn.prepare(&stmt.sql)?;
+        let mut returned = 0u64;
+        let mut stopped = false;
+        {
+            let mut rows = prepared.query(rusqlite::params_from_iter(
+                stmt.binds.iter().map(super::to_sql),
+            ))?;
+            loop {
+                match rows.next() {
+                    Ok(Some(_)) => returned += 1,
+                    Ok(None) => break,
+                    Err(rusqlite::Error::SqliteFailure(e, _))
+                        if e.code == rusqlite::ErrorCode::OperationInterrupted =>
+                    {
+                        stopped = true;
+                        break;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(Counted {
+            returned,
+            vm: prepared.get_status(StatementStatus::VmStep),
+            fullscan: prepared.get_status(StatementStatus::FullscanStep),
+            sorts: prepared.get_status(StatementStatus::Sort),
+            autoindex: prepared.get_status(StatementStatus::AutoIndex),
+            stopped,
+        })
+    })();
+    let cleared = b.conn.progress_handler(0, None::<fn() -> bool>);
+    let counted = counted.map_err(|e| b.err(e))?;
+    cleared.map_err(|e| b.err(e))?;
+    Ok(counted)
+}
+
+/// The rows the statement's filter passes, counted without its order.
+fn sort_input(b: &mut SqliteBackend, stmt: &Stmt) -> Option<u64> {
+    let count = Stmt {
+        sql: format!(
+            "SELECT count(*) FROM ({})",
+            crate::sql::sqltext::unordered(&stmt.sql, crate::sql::sqltext::Lexer::Sqlite)
+        ),
+        binds: stmt.binds.clone(),
+    };
+    b.query(&count)
+        .ok()
+        .map(|rows| crate::db::first_int(&rows).max(0) as u64)
+}
+
+/// The rows examined, and whether that is an estimate. One loop that is a
+/// full scan: SQLite counted its steps exactly (each step past the first
+/// row). Otherwise derive rows from steps: the rows returned took the
+/// returning path, the rest the rejecting one.
+fn rows_examined(
+    cost: &ProgramCost,
+    counted: &Counted,
+    vm: u64,
+    fullscan: u64,
+    sorted_rows: Option<u64>,
+) -> (u64, bool) {
+    if cost.loops == 1 && fullscan > 0 {
+        return (fullscan + u64::from(!counted.stopped), false);
+    }
+    // Rows handed to a sort took the sorting path; else the rows
+    // returned took the returning path.
+    let (kept, path) = match sorted_rows {
+        Some(sorted) => (sorted, cost.sorted),
+        None => (counted.returned, cost.returned),
+    };
+    let rest = vm.saturating_sub(cost.once).saturating_sub(kept * path);
+    let passed = rest.checked_div(cost.rejected).unwrap_or(0);
+    (kept + passed, true)
 }
 
 #[cfg(test)]
