@@ -3,7 +3,7 @@
 
 use super::{Render, Styles, clean, new_table, short, thousands};
 use crate::duration::format_age;
-use crate::model::{AdvisoryLock, BlockedReport, LocksReport};
+use crate::model::{AdvisoryLock, BlockedReport, BlockingSession, LocksReport};
 use comfy_table::{Cell, Color};
 use owo_colors::OwoColorize;
 use std::fmt::Write as _;
@@ -30,6 +30,34 @@ impl Render for BlockedReport {
 /// a tree, roots first.
 fn render_blocked(report: &BlockedReport, styles: &Styles) -> String {
     let mut out = String::new();
+    write_details(&mut out, report, styles);
+    if report.sessions.is_empty() && report.blockers.is_empty() {
+        out.push_str("no session is waiting on a lock\n");
+    }
+    let mut seen: Seen = Vec::new();
+    let holders_only = report.sessions.is_empty();
+    if holders_only && !report.blockers.is_empty() {
+        write_holders(&mut out, report, styles);
+    }
+    for root in report.blockers.iter().filter(|b| b.root && !holders_only) {
+        write_root(&mut out, root, styles);
+        write_waiters(
+            report,
+            (root.node.as_deref(), root.pid),
+            0,
+            &mut seen,
+            &mut out,
+            styles,
+        );
+    }
+    for note in &report.notes {
+        let _ = writeln!(out, "{}", format!("note: {note}").style(styles.dim));
+    }
+    out
+}
+
+/// What the database says of its own locking, one line per detail.
+fn write_details(out: &mut String, report: &BlockedReport, styles: &Styles) {
     for (key, value) in &report.details {
         let text = match (key.as_str(), value) {
             ("write_locked", serde_json::Value::Bool(true)) => {
@@ -46,137 +74,129 @@ fn render_blocked(report: &BlockedReport, styles: &Styles) -> String {
         };
         let _ = writeln!(out, "{:<32} {text}", format!("{}:", key.replace('_', " ")));
     }
-    if report.sessions.is_empty() && report.blockers.is_empty() {
-        out.push_str("no session is waiting on a lock\n");
-    }
-    // A session is its node's pid (--all-nodes on Galera: each node
-    // numbers its own sessions, and a waiter's blocker is on its node).
-    type Seen<'a> = Vec<(Option<&'a str>, i32)>;
-    fn children<'a>(
-        report: &'a BlockedReport,
-        (node, pid): (Option<&'a str>, i32),
-        depth: usize,
-        seen: &mut Seen<'a>,
-        out: &mut String,
-        styles: &Styles,
-    ) {
-        for waiter in report
-            .sessions
-            .iter()
-            .filter(|s| s.node.as_deref() == node && s.blocked_by.contains(&pid))
-        {
-            if seen.contains(&(node, waiter.pid)) {
-                continue;
-            }
-            seen.push((node, waiter.pid));
-            let wait = waiter.wait_seconds.map_or("?".into(), format_age);
-            let jobs = if waiter.waiting_for_jobs.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " wants job {}",
-                    waiter
-                        .waiting_for_jobs
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            };
-            let jobs = if waiter.waiting_for_locks.is_empty() {
-                jobs
-            } else {
-                format!(
-                    "{jobs} wants lock {}",
-                    clean(&waiter.waiting_for_locks.join(", "))
-                )
-            };
-            let table = if waiter.on_queue_table {
-                " [queue table]"
-            } else {
-                ""
-            };
-            let _ = writeln!(
-                out,
-                "{}└─ pid {} {} for {}{}{} {} {}",
-                "   ".repeat(depth),
-                waiter.pid,
-                "waiting".style(styles.warn),
-                wait,
-                table,
-                jobs,
-                clean(waiter.application_name.as_deref().unwrap_or("")),
-                one_line(&waiter.query).style(styles.dim)
-            );
-            children(report, (node, waiter.pid), depth + 1, seen, out, styles);
+}
+
+/// A session is its node's pid (--all-nodes on Galera: each node
+/// numbers its own sessions, and a waiter's blocker is on its node).
+type Seen<'a> = Vec<(Option<&'a str>, i32)>;
+
+/// The sessions waiting on one session, as a tree under it, each once.
+fn write_waiters<'a>(
+    report: &'a BlockedReport,
+    (node, pid): (Option<&'a str>, i32),
+    depth: usize,
+    seen: &mut Seen<'a>,
+    out: &mut String,
+    styles: &Styles,
+) {
+    for waiter in report
+        .sessions
+        .iter()
+        .filter(|s| s.node.as_deref() == node && s.blocked_by.contains(&pid))
+    {
+        if seen.contains(&(node, waiter.pid)) {
+            continue;
         }
-    }
-    let mut seen: Seen = Vec::new();
-    let holders_only = report.sessions.is_empty();
-    if holders_only && !report.blockers.is_empty() {
-        let mut table = new_table(styles, &["pid", "lock", "file", "command"]);
-        for holder in &report.blockers {
-            let kind = Cell::new(holder.lock.as_deref().unwrap_or("-"));
-            table.add_row(vec![
-                Cell::new(holder.pid),
-                if holder.lock.as_deref() == Some("writer") && styles.enabled {
-                    kind.fg(Color::Yellow)
-                } else {
-                    kind
-                },
-                Cell::new(clean(holder.file.as_deref().unwrap_or("-"))),
-                Cell::new(short(holder.application_name.as_deref().unwrap_or("?"), 60)),
-            ]);
-        }
-        let _ = writeln!(out, "{table}");
-    }
-    for root in report.blockers.iter().filter(|b| b.root && !holders_only) {
-        let age = root.xact_age_seconds.map_or("-".into(), format_age);
-        let holds = if root.holds_jobs.is_empty() {
+        seen.push((node, waiter.pid));
+        let wait = waiter.wait_seconds.map_or("?".into(), format_age);
+        let jobs = if waiter.waiting_for_jobs.is_empty() {
             String::new()
         } else {
             format!(
-                " holds job {}",
-                root.holds_jobs
+                " wants job {}",
+                waiter
+                    .waiting_for_jobs
                     .iter()
                     .map(ToString::to_string)
                     .collect::<Vec<_>>()
                     .join(", ")
             )
         };
-        let holds = if root.holds_locks.is_empty() {
-            holds
+        let jobs = if waiter.waiting_for_locks.is_empty() {
+            jobs
         } else {
-            format!("{holds} holds lock {}", clean(&root.holds_locks.join(", ")))
+            format!(
+                "{jobs} wants lock {}",
+                clean(&waiter.waiting_for_locks.join(", "))
+            )
         };
-        let node = root
-            .node
-            .as_deref()
-            .map(|n| format!("node {} ", clean(n)))
-            .unwrap_or_default();
+        let table = if waiter.on_queue_table {
+            " [queue table]"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "{node}pid {} {} (transaction {}){} {} {}",
-            root.pid,
-            clean(root.state.as_deref().unwrap_or("?")).style(styles.bad),
-            age,
-            holds,
-            clean(root.application_name.as_deref().unwrap_or("")),
-            one_line(&root.query).style(styles.dim)
+            "{}└─ pid {} {} for {}{}{} {} {}",
+            "   ".repeat(depth),
+            waiter.pid,
+            "waiting".style(styles.warn),
+            wait,
+            table,
+            jobs,
+            clean(waiter.application_name.as_deref().unwrap_or("")),
+            one_line(&waiter.query).style(styles.dim)
         );
-        children(
-            report,
-            (root.node.as_deref(), root.pid),
-            0,
-            &mut seen,
-            &mut out,
-            styles,
-        );
+        write_waiters(report, (node, waiter.pid), depth + 1, seen, out, styles);
     }
-    for note in &report.notes {
-        let _ = writeln!(out, "{}", format!("note: {note}").style(styles.dim));
+}
+
+/// The sessions that hold a lock where the database cannot show waiters
+/// (SQLite), as a table.
+fn write_holders(out: &mut String, report: &BlockedReport, styles: &Styles) {
+    let mut table = new_table(styles, &["pid", "lock", "file", "command"]);
+    for holder in &report.blockers {
+        let kind = Cell::new(holder.lock.as_deref().unwrap_or("-"));
+        table.add_row(vec![
+            Cell::new(holder.pid),
+            if holder.lock.as_deref() == Some("writer") && styles.enabled {
+                kind.fg(Color::Yellow)
+            } else {
+                kind
+            },
+            Cell::new(clean(holder.file.as_deref().unwrap_or("-"))),
+            Cell::new(short(holder.application_name.as_deref().unwrap_or("?"), 60)),
+        ]);
     }
-    out
+    let _ = writeln!(out, "{table}");
+}
+
+/// The session at the root of a blocking chain: its transaction and
+/// what it holds.
+fn write_root(out: &mut String, root: &BlockingSession, styles: &Styles) {
+    let age = root.xact_age_seconds.map_or("-".into(), format_age);
+    let holds = if root.holds_jobs.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " holds job {}",
+            root.holds_jobs
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let holds = if root.holds_locks.is_empty() {
+        holds
+    } else {
+        format!("{holds} holds lock {}", clean(&root.holds_locks.join(", ")))
+    };
+    let node = root
+        .node
+        .as_deref()
+        .map(|n| format!("node {} ", clean(n)))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{node}pid {} {} (transaction {}){} {} {}",
+        root.pid,
+        clean(root.state.as_deref().unwrap_or("?")).style(styles.bad),
+        age,
+        holds,
+        clean(root.application_name.as_deref().unwrap_or("")),
+        one_line(&root.query).style(styles.dim)
+    );
 }
 
 impl Render for LocksReport {
