@@ -9,42 +9,7 @@ impl Render for ReapOutcome {
     fn render_table(&self, styles: &Styles) -> String {
         let mut out = String::new();
         if !self.jobs.is_empty() {
-            let mut table = new_table(
-                styles,
-                &[
-                    "id",
-                    "queue",
-                    "action",
-                    "attempts",
-                    "locked by",
-                    "locked at (UTC)",
-                ],
-            );
-            for job in &self.jobs {
-                let action = match job.action {
-                    ReapAction::Requeue => Cell::new("requeue"),
-                    ReapAction::DeadLetter if styles.enabled => {
-                        Cell::new("dead-letter").fg(Color::Red)
-                    }
-                    ReapAction::DeadLetter => Cell::new("dead-letter"),
-                    ReapAction::Release => Cell::new("release"),
-                    ReapAction::Cancel => Cell::new("cancel"),
-                };
-                let attempts = match (job.attempts, job.max_attempts) {
-                    (Some(a), Some(m)) => format!("{a}/{m}"),
-                    (Some(a), None) => a.to_string(),
-                    _ => "-".into(),
-                };
-                table.add_row(vec![
-                    Cell::new(job.id.to_string()).set_alignment(CellAlignment::Right),
-                    Cell::new(clean(job.queue.as_deref().unwrap_or("-"))),
-                    action,
-                    Cell::new(attempts),
-                    Cell::new(clean(job.locked_by.as_deref().unwrap_or("-"))),
-                    Cell::new(time_cell(&job.locked_at)),
-                ]);
-            }
-            let _ = writeln!(out, "{table}");
+            write_reaped(&mut out, self, styles);
         }
         if self.jobs_not_shown > 0 {
             let _ = writeln!(
@@ -53,53 +18,9 @@ impl Render for ReapOutcome {
                 thousands(self.jobs_not_shown as i64)
             );
         }
-        // A release or a cancel is named only where one happened (Quartz,
-        // River): "requeue 4, dead-letter 0 and release 1".
-        let actions = |[requeue, dead_letter, release, cancel]: [&str; 4]| {
-            let mut parts = vec![
-                format!("{requeue} {}", self.requeued),
-                format!("{dead_letter} {}", self.dead_lettered),
-            ];
-            if self.released > 0 {
-                parts.push(format!("{release} {}", self.released));
-            }
-            if self.cancelled > 0 {
-                parts.push(format!("{cancel} {}", self.cancelled));
-            }
-            let last = parts.pop().unwrap_or_default();
-            format!("{} and {last}", parts.join(", "))
-        };
-        let summary = if self.dry_run {
-            format!(
-                "would {} stale jobs (dry run: nothing changed)",
-                actions(["requeue", "dead-letter", "release", "cancel"])
-            )
-        } else if self.total() == 0 {
-            "no stale jobs".to_string()
-        } else {
-            format!(
-                "{} stale jobs in {} batch{}",
-                actions(["requeued", "dead-lettered", "released", "cancelled"]),
-                self.batches,
-                if self.batches == 1 { "" } else { "es" }
-            )
-        };
-        let _ = writeln!(out, "{summary}");
+        let _ = writeln!(out, "{}", reap_summary(self));
         if !self.left_jobs.is_empty() {
-            let mut table = new_table(
-                styles,
-                &["left stale", "queue", "locked by", "locked at (UTC)", "why"],
-            );
-            for job in &self.left_jobs {
-                table.add_row(vec![
-                    Cell::new(job.id.to_string()).set_alignment(CellAlignment::Right),
-                    Cell::new(clean(job.queue.as_deref().unwrap_or("-"))),
-                    Cell::new(clean(job.locked_by.as_deref().unwrap_or("-"))),
-                    Cell::new(time_cell(&job.locked_at)),
-                    Cell::new(clean(&job.reason)),
-                ]);
-            }
-            let _ = writeln!(out, "{table}");
+            write_left(&mut out, self, styles);
         }
         if self.left_jobs_not_shown > 0 {
             let _ = writeln!(
@@ -120,6 +41,98 @@ impl Render for ReapOutcome {
         }
         out
     }
+}
+
+/// The jobs reap changed (or would change), as a table.
+fn write_reaped(out: &mut String, outcome: &ReapOutcome, styles: &Styles) {
+    let mut table = new_table(
+        styles,
+        &[
+            "id",
+            "queue",
+            "action",
+            "attempts",
+            "locked by",
+            "locked at (UTC)",
+        ],
+    );
+    for job in &outcome.jobs {
+        let action = match job.action {
+            ReapAction::Requeue => Cell::new("requeue"),
+            ReapAction::DeadLetter if styles.enabled => Cell::new("dead-letter").fg(Color::Red),
+            ReapAction::DeadLetter => Cell::new("dead-letter"),
+            ReapAction::Release => Cell::new("release"),
+            ReapAction::Cancel => Cell::new("cancel"),
+        };
+        let attempts = match (job.attempts, job.max_attempts) {
+            (Some(a), Some(m)) => format!("{a}/{m}"),
+            (Some(a), None) => a.to_string(),
+            _ => "-".into(),
+        };
+        table.add_row(vec![
+            Cell::new(job.id.to_string()).set_alignment(CellAlignment::Right),
+            Cell::new(clean(job.queue.as_deref().unwrap_or("-"))),
+            action,
+            Cell::new(attempts),
+            Cell::new(clean(job.locked_by.as_deref().unwrap_or("-"))),
+            Cell::new(time_cell(&job.locked_at)),
+        ]);
+    }
+    let _ = writeln!(out, "{table}");
+}
+
+/// What reap did (or would do), in one line: "requeued 4, dead-lettered 0
+/// and released 1 stale jobs in 1 batch".
+fn reap_summary(outcome: &ReapOutcome) -> String {
+    // A release or a cancel is named only where one happened (Quartz,
+    // River): "requeue 4, dead-letter 0 and release 1".
+    let actions = |[requeue, dead_letter, release, cancel]: [&str; 4]| {
+        let mut parts = vec![
+            format!("{requeue} {}", outcome.requeued),
+            format!("{dead_letter} {}", outcome.dead_lettered),
+        ];
+        if outcome.released > 0 {
+            parts.push(format!("{release} {}", outcome.released));
+        }
+        if outcome.cancelled > 0 {
+            parts.push(format!("{cancel} {}", outcome.cancelled));
+        }
+        let last = parts.pop().unwrap_or_default();
+        format!("{} and {last}", parts.join(", "))
+    };
+    if outcome.dry_run {
+        format!(
+            "would {} stale jobs (dry run: nothing changed)",
+            actions(["requeue", "dead-letter", "release", "cancel"])
+        )
+    } else if outcome.total() == 0 {
+        "no stale jobs".to_string()
+    } else {
+        format!(
+            "{} stale jobs in {} batch{}",
+            actions(["requeued", "dead-lettered", "released", "cancelled"]),
+            outcome.batches,
+            if outcome.batches == 1 { "" } else { "es" }
+        )
+    }
+}
+
+/// The stale jobs reap left, and why, as a table.
+fn write_left(out: &mut String, outcome: &ReapOutcome, styles: &Styles) {
+    let mut table = new_table(
+        styles,
+        &["left stale", "queue", "locked by", "locked at (UTC)", "why"],
+    );
+    for job in &outcome.left_jobs {
+        table.add_row(vec![
+            Cell::new(job.id.to_string()).set_alignment(CellAlignment::Right),
+            Cell::new(clean(job.queue.as_deref().unwrap_or("-"))),
+            Cell::new(clean(job.locked_by.as_deref().unwrap_or("-"))),
+            Cell::new(time_cell(&job.locked_at)),
+            Cell::new(clean(&job.reason)),
+        ]);
+    }
+    let _ = writeln!(out, "{table}");
 }
 
 impl Render for PurgeOutcome {
