@@ -1,6 +1,7 @@
-//! The table (human) view of every command result. JSON comes straight
+//! The table (human) view of every command result, one file per kind of
+//! result, and the cells and text helpers they share. JSON comes straight
 //! from the models' `Serialize`; the formats only some commands have live
-//! in the modules below.
+//! in `github`, `junit` and `prometheus`.
 
 pub mod github;
 pub mod junit;
