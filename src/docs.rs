@@ -7,8 +7,11 @@ use std::fmt::Write as _;
 
 use clap::CommandFactory;
 use clap_complete::Shell;
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, Schema};
 
 use crate::cli::Cli;
+use crate::model;
 
 /// The shells with a committed completion script, and its file name.
 pub const COMPLETION_FILES: [(Shell, &str); 5] = [
@@ -227,18 +230,35 @@ enum ReapStreamLine {
 /// forms. Made from the report types themselves, so a field cannot change
 /// without its schema changing; tests/schema.rs holds the version rule.
 pub fn json_schemas() -> Vec<(String, String)> {
-    use schemars::JsonSchema;
-    use schemars::generate::SchemaSettings;
+    let mut documents = job_documents();
+    documents.extend(report_documents());
+    documents
+        .into_iter()
+        .map(|(name, title, mut schema)| {
+            schema.insert(
+                "$id".into(),
+                format!("urn:qctl:schema:v{}:{name}", model::SCHEMA_VERSION).into(),
+            );
+            schema.insert("title".into(), title.into());
+            let mut text = serde_json::to_string_pretty(&schema).expect("a schema is JSON");
+            text.push('\n');
+            (format!("{name}.json"), text)
+        })
+        .collect()
+}
 
-    use crate::model;
+/// The schema of a document qctl prints as `T` serializes.
+fn output<T: JsonSchema>() -> Schema {
+    SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+}
 
-    fn output<T: JsonSchema>() -> schemars::Schema {
-        SchemaSettings::draft2020_12()
-            .for_serialize()
-            .into_generator()
-            .into_root_schema_for::<T>()
-    }
-    let documents: Vec<(&str, &str, schemars::Schema)> = vec![
+/// The documents of the commands that count, add, show and change jobs,
+/// as (file name, title, schema).
+fn job_documents() -> Vec<(&'static str, &'static str, Schema)> {
+    vec![
         (
             "stats",
             "qctl stats --format json",
@@ -287,6 +307,13 @@ pub fn json_schemas() -> Vec<(String, String)> {
             "qctl purge --format json",
             output::<model::PurgeOutcome>(),
         ),
+    ]
+}
+
+/// The documents of the commands that report on the database and on qctl
+/// itself, and the exporter's targets file, as (file name, title, schema).
+fn report_documents() -> Vec<(&'static str, &'static str, Schema)> {
+    vec![
         (
             "init",
             "qctl init --format json",
@@ -341,18 +368,5 @@ pub fn json_schemas() -> Vec<(String, String)> {
                 .into_generator()
                 .into_root_schema_for::<crate::config::ServeConfig>(),
         ),
-    ];
-    documents
-        .into_iter()
-        .map(|(name, title, mut schema)| {
-            schema.insert(
-                "$id".into(),
-                format!("urn:qctl:schema:v{}:{name}", model::SCHEMA_VERSION).into(),
-            );
-            schema.insert("title".into(), title.into());
-            let mut text = serde_json::to_string_pretty(&schema).expect("a schema is JSON");
-            text.push('\n');
-            (format!("{name}.json"), text)
-        })
-        .collect()
+    ]
 }

@@ -3,7 +3,7 @@
 //! the real commands.
 
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use owo_colors::OwoColorize;
@@ -16,7 +16,8 @@ use crate::db::Access;
 use crate::db::SqlLog;
 use crate::error::{QctlError, exit};
 use crate::model::StaleRule;
-use crate::render::thousands;
+use crate::output::Output;
+use crate::render::{Render, thousands};
 use crate::request::{ExplainRequest, ExplainTarget, ReapRequest, StatsRequest};
 
 use crate::backend::sqlite::demo::{
@@ -28,7 +29,80 @@ pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<u8> {
     let started = Instant::now();
     crate::backend::sqlite::demo::build(&args.path, args.history as i64)
         .with_context(|| format!("cannot build the demo queue in {}", args.path.display()))?;
-    let demo = Ctx {
+    let demo = demo_ctx(ctx, args)?;
+    let built = started.elapsed();
+    let mut tour = Tour {
+        out: &demo.out,
+        url: demo.target.display(),
+        json: demo.out.format == Format::Json,
+        steps: Vec::new(),
+    };
+    if !tour.json {
+        print_intro(&tour, built, args.history as i64)?;
+    }
+
+    let stats_request = StatsRequest {
+        exact: false,
+        stale: Some(StaleRule::Lease),
+    };
+    tour.step(1, "How deep is the queue, and is anything stuck?", "stats");
+    let stats = crate::engine::stats(demo.open(Access::Read)?.as_mut(), &stats_request)?;
+    tour.show("stats", &stats)?;
+
+    tour.step(2, "Does the claim query use an index?", "explain-claim");
+    let explain = ExplainRequest {
+        queries: vec![ExplainTarget::Claim],
+        queue: Some("default".into()),
+        sort_threshold: 10_000,
+        custom_sql: None,
+        analyze: false,
+    };
+    let mut backend = demo.open(Access::Write)?;
+    let report = crate::explain::explain(backend.as_mut(), &explain)?;
+    tour.show("explain-claim", &report)?;
+
+    tour.step(
+        3,
+        "Create the index it suggests, and check again",
+        "explain-claim --apply",
+    );
+    let statements = report.suggested_indexes.clone();
+    backend.create_indexes(&report.suggested_specs)?;
+    let mut fixed = crate::explain::explain(backend.as_mut(), &explain)?;
+    fixed.applied = statements;
+    tour.show("explain-claim --apply", &fixed)?;
+
+    let reap = |dry_run| ReapRequest {
+        rule: StaleRule::Lease,
+        queue: None,
+        dry_run,
+        batch_size: 1000,
+        adapt: false,
+        wait: false,
+        show: 100,
+    };
+    tour.step(
+        4,
+        "Which running jobs lost their worker? (changes nothing)",
+        "reap --dry-run",
+    );
+    let preview = crate::engine::reap(backend.as_mut(), &reap(true), &mut |_| Ok(()))?;
+    tour.show("reap --dry-run", &preview)?;
+
+    tour.step(5, "Requeue them, and dead-letter the poison pill", "reap");
+    let reaped = crate::engine::reap(backend.as_mut(), &reap(false), &mut |_| Ok(()))?;
+    tour.show("reap", &reaped)?;
+
+    tour.step(6, "The queue afterwards", "stats");
+    let after = crate::engine::stats(backend.as_mut(), &stats_request)?;
+    tour.finish(&after)?;
+    Ok(exit::OK)
+}
+
+/// The context of the commands the tour runs: the demo database with the
+/// default layout, the caller's output and timeouts.
+fn demo_ctx(ctx: &Ctx, args: &DemoArgs) -> Result<Ctx> {
+    Ok(Ctx {
         target: Target::parse(&format!("sqlite:{}", args.path.display()))?,
         layout: crate::presets::own("default")?,
         out: ctx.out.clone(),
@@ -40,119 +114,78 @@ pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<u8> {
             enabled: ctx.out.verbose,
         },
         auto: None,
-    };
-    let url = demo.target.display();
-    let built = started.elapsed();
-    let out = &demo.out;
-    let styles = out.stdout;
-    let json = out.format == Format::Json;
-    let mut steps = Vec::new();
-    let step = |n: usize, title: &str, command: &str| {
-        if !json {
-            let _ = out.print(&format!(
+    })
+}
+
+/// Says what the demo database holds and how long it took to build.
+fn print_intro(tour: &Tour<'_>, built: Duration, history: i64) -> Result<()> {
+    let styles = tour.out.stdout;
+    tour.out.print(&format!(
+        "{}\n\nBuilt {} in {:.1}s: {} finished jobs of history, a ready backlog of {}, \
+         {} scheduled jobs, {} running jobs, {} of them from workers that died (one a poison \
+         pill out of attempts), {} dead-lettered jobs, and only a single-column index on status.",
+        "qctl demo: a tour of an unhealthy queue".style(styles.strong),
+        tour.url,
+        built.as_secs_f64(),
+        thousands(history),
+        thousands(READY_BACKLOG),
+        thousands(SCHEDULED),
+        RUNNING_ALIVE + RUNNING_DEAD + POISON_PILLS,
+        RUNNING_DEAD + POISON_PILLS,
+        FAILED,
+    ))
+}
+
+/// The tour's steps as they run: printed one by one as tables, or kept
+/// for the one JSON document printed at the end.
+struct Tour<'a> {
+    out: &'a Output,
+    url: String,
+    json: bool,
+    steps: Vec<serde_json::Value>,
+}
+
+impl Tour<'_> {
+    /// Announces a step: its number, its question and the command it runs.
+    fn step(&self, n: usize, title: &str, command: &str) {
+        if !self.json {
+            let styles = self.out.stdout;
+            let _ = self.out.print(&format!(
                 "\n{} {}\n{}\n",
                 format!("{n}.").style(styles.strong),
                 title.style(styles.strong),
-                format!("$ qctl -d {url} {command}").style(styles.dim)
+                format!("$ qctl -d {} {command}", self.url).style(styles.dim)
             ));
         }
-    };
-    if !json {
-        out.print(&format!(
-            "{}\n\nBuilt {url} in {:.1}s: {} finished jobs of history, a ready backlog of {}, \
-             {} scheduled jobs, {} running jobs, {} of them from workers that died (one a poison \
-             pill out of attempts), {} dead-lettered jobs, and only a single-column index on status.",
-            "qctl demo: a tour of an unhealthy queue".style(styles.strong),
-            built.as_secs_f64(),
-            thousands(args.history as i64),
-            thousands(READY_BACKLOG),
-            thousands(SCHEDULED),
-            RUNNING_ALIVE + RUNNING_DEAD + POISON_PILLS,
-            RUNNING_DEAD + POISON_PILLS,
-            FAILED,
-        ))?;
     }
 
-    let stats_request = StatsRequest {
-        exact: false,
-        stale: Some(StaleRule::Lease),
-    };
-    step(1, "How deep is the queue, and is anything stuck?", "stats");
-    let stats = crate::engine::stats(demo.open(Access::Read)?.as_mut(), &stats_request)?;
-    if !json {
-        out.emit(&stats)?;
+    /// Shows a step's result as a table, and keeps it for the JSON document.
+    fn show<T: Render>(&mut self, command: &str, result: &T) -> Result<()> {
+        if !self.json {
+            self.out.emit(result)?;
+        }
+        self.steps
+            .push(json!({"command": command, "result": result}));
+        Ok(())
     }
-    steps.push(json!({"command": "stats", "result": stats}));
 
-    step(2, "Does the claim query use an index?", "explain-claim");
-    let explain = ExplainRequest {
-        queries: vec![ExplainTarget::Claim],
-        queue: Some("default".into()),
-        sort_threshold: 10_000,
-        custom_sql: None,
-        analyze: false,
-    };
-    let mut backend = demo.open(Access::Write)?;
-    let report = crate::explain::explain(backend.as_mut(), &explain)?;
-    if !json {
-        out.emit(&report)?;
+    /// Shows the last step's result with what to do next, or prints the
+    /// JSON document of every step.
+    fn finish<T: Render>(mut self, after: &T) -> Result<()> {
+        if self.json {
+            self.steps
+                .push(json!({"command": "stats", "result": after}));
+            self.out
+                .json(&json!({"database": self.url, "steps": self.steps}))
+        } else {
+            self.out.emit(after)?;
+            self.out.print(&format!(
+                "\nNext: `qctl -d {url} list --status failed` shows the dead letters, \
+                 `qctl -d {url} retry --all` retries them, and `qctl --help` lists every command.",
+                url = self.url
+            ))
+        }
     }
-    steps.push(json!({"command": "explain-claim", "result": report}));
-
-    step(
-        3,
-        "Create the index it suggests, and check again",
-        "explain-claim --apply",
-    );
-    let statements = report.suggested_indexes.clone();
-    backend.create_indexes(&report.suggested_specs)?;
-    let mut fixed = crate::explain::explain(backend.as_mut(), &explain)?;
-    fixed.applied = statements;
-    if !json {
-        out.emit(&fixed)?;
-    }
-    steps.push(json!({"command": "explain-claim --apply", "result": fixed}));
-
-    let reap = |dry_run| ReapRequest {
-        rule: StaleRule::Lease,
-        queue: None,
-        dry_run,
-        batch_size: 1000,
-        adapt: false,
-        wait: false,
-        show: 100,
-    };
-    step(
-        4,
-        "Which running jobs lost their worker? (changes nothing)",
-        "reap --dry-run",
-    );
-    let preview = crate::engine::reap(backend.as_mut(), &reap(true), &mut |_| Ok(()))?;
-    if !json {
-        out.emit(&preview)?;
-    }
-    steps.push(json!({"command": "reap --dry-run", "result": preview}));
-
-    step(5, "Requeue them, and dead-letter the poison pill", "reap");
-    let reaped = crate::engine::reap(backend.as_mut(), &reap(false), &mut |_| Ok(()))?;
-    if !json {
-        out.emit(&reaped)?;
-    }
-    steps.push(json!({"command": "reap", "result": reaped}));
-
-    step(6, "The queue afterwards", "stats");
-    let after = crate::engine::stats(backend.as_mut(), &stats_request)?;
-    if json {
-        steps.push(json!({"command": "stats", "result": after}));
-        out.json(&json!({"database": url, "steps": steps}))?;
-    } else {
-        out.emit(&after)?;
-        out.print(&format!(
-            "\nNext: `qctl -d {url} list --status failed` shows the dead letters, \
-             `qctl -d {url} retry --all` retries them, and `qctl --help` lists every command."
-        ))?;
-    }
-    Ok(exit::OK)
 }
 
 /// Refuses to overwrite a file that is not an earlier demo.

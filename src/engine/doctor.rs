@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use crate::db::{Backend, Severity};
 use crate::duration::{format_age, format_duration};
-use crate::model::{Check, CheckStatus, DoctorReport};
+use crate::model::{Check, CheckStatus, DoctorReport, Stats};
 use crate::request::{DoctorRequest, ExplainRequest, ExplainTarget, StatsRequest, stale_rule};
 use crate::sql::schema::QueueTable;
 
@@ -326,7 +326,30 @@ fn queue_checks<B: Backend + ?Sized>(
         .and_then(|s| s.behind(request.max_lag))
         .map(|why| format!(" (as this server saw them: {why})"))
         .unwrap_or_default();
-    checks.push(match stats.total.stale {
+    checks.push(stale_check(&stats, request, standby, &as_of));
+    checks.push(backlog_check(&stats, request));
+    checks.push(dead_letter_check(&stats, standby));
+    status_checks(&stats, &table.layout.preset, checks);
+    // Notes on the numbers' estimates; the one above is said by its check.
+    for note in stats
+        .notes
+        .iter()
+        .filter(|note| note.as_str() != crate::engine::UNMATCHED_NOT_LOOKED_FOR)
+    {
+        checks.push(Check {
+            name: "statistics",
+            status: CheckStatus::Warning,
+            detail: note.clone(),
+        });
+    }
+
+    Ok(())
+}
+
+/// Whether more running jobs are stale than the request allows, and
+/// where to reap them.
+fn stale_check(stats: &Stats, request: &DoctorRequest, standby: bool, as_of: &str) -> Check {
+    match stats.total.stale {
         Some(stale) if stale > request.max_stale => Check {
             name: "stale jobs",
             status: CheckStatus::Failed,
@@ -356,9 +379,13 @@ fn queue_checks<B: Backend + ?Sized>(
             detail: "the layout has no lease column: pass --timeout to judge staleness by lock age"
                 .into(),
         },
-    });
+    }
+}
+
+/// Whether the oldest ready job has waited longer than the request allows.
+fn backlog_check(stats: &Stats, request: &DoctorRequest) -> Check {
     let age = stats.total.oldest_ready_age_seconds;
-    checks.push(match (request.max_ready_age, age) {
+    match (request.max_ready_age, age) {
         (Some(max), Some(age)) if age > max.as_secs_f64() => Check {
             name: "backlog age",
             status: CheckStatus::Failed,
@@ -377,8 +404,12 @@ fn queue_checks<B: Backend + ?Sized>(
                 age.map_or("-".into(), format_age)
             ),
         },
-    });
-    checks.push(Check {
+    }
+}
+
+/// The dead letters, and where to retry them.
+fn dead_letter_check(stats: &Stats, standby: bool) -> Check {
+    Check {
         name: "dead letters",
         status: if stats.total.failed > 0 {
             CheckStatus::Warning
@@ -394,7 +425,12 @@ fn queue_checks<B: Backend + ?Sized>(
                 (false, _) => "",
             }
         ),
-    });
+    }
+}
+
+/// Jobs with a status no state of the layout (`preset`) claims, or that
+/// they were not looked for.
+fn status_checks(stats: &Stats, preset: &str, checks: &mut Vec<Check>) {
     if stats.total.other > 0 {
         let values: Vec<String> = stats
             .total
@@ -409,7 +445,7 @@ fn queue_checks<B: Backend + ?Sized>(
                 "{} jobs have a status no state of the {} layout claims: {} — map it in \
                  [layout.statuses] of qctl.toml (qctl list --status other shows them)",
                 stats.total.other,
-                table.layout.preset,
+                preset,
                 values.join(", ")
             ),
         });
@@ -423,20 +459,6 @@ fn queue_checks<B: Backend + ?Sized>(
                 .into(),
         });
     }
-    // Notes on the numbers' estimates; the one above is said by its check.
-    for note in stats
-        .notes
-        .iter()
-        .filter(|note| note.as_str() != crate::engine::UNMATCHED_NOT_LOOKED_FOR)
-    {
-        checks.push(Check {
-            name: "statistics",
-            status: CheckStatus::Warning,
-            detail: note.clone(),
-        });
-    }
-
-    Ok(())
 }
 
 /// Sessions waiting on locks, and advisory locks that may have leaked.

@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use crate::model::{Counts, ExporterSample, ScrapeCause, Stats};
+use crate::model::{Counts, ExporterSample, ScrapeCause, Stats, TargetSample};
 
 /// What a family's samples are: gauges go up and down, counters only up
 /// (from the start of the process).
@@ -317,6 +317,72 @@ fn add_role<'a>(
     }
 }
 
+// The families of `qctl serve`'s own collections, and of the checks it
+// runs besides the counts.
+const UP: (&str, &str, Kind) = (
+    "qctl_up",
+    "1 when qctl's last collection reached the database and read the queue's counts, 0 \
+     when it could not (qctl_scrape_error says why).",
+    Kind::Gauge,
+);
+const ERROR: (&str, &str, Kind) = (
+    "qctl_scrape_error",
+    "1 when qctl's last collection (or the part of it the cause names) failed for this \
+     cause, else 0. connect: the database cannot be reached; schema: the table or layout \
+     is not what qctl reads; privilege; timeout: --statement-timeout or --busy-timeout; \
+     query: another error; blocked and claim_check: those optional parts.",
+    Kind::Gauge,
+);
+const ERRORS: (&str, &str, Kind) = (
+    "qctl_scrape_errors_total",
+    "Failed collections (or parts of one) since qctl started, by cause.",
+    Kind::Counter,
+);
+const SCRAPES: (&str, &str, Kind) = (
+    "qctl_scrapes_total",
+    "Collections run since qctl started; each is one set of queries, at most one per \
+     --interval however often qctl is scraped.",
+    Kind::Counter,
+);
+const DURATION: (&str, &str, Kind) = (
+    "qctl_scrape_duration_seconds",
+    "How long qctl's last collection took (connecting included), in seconds.",
+    Kind::Gauge,
+);
+const LAST_SUCCESS: (&str, &str, Kind) = (
+    "qctl_last_success_timestamp_seconds",
+    "When a collection last read the counts, as Unix time.",
+    Kind::Gauge,
+);
+const BLOCKED: (&str, &str, Kind) = (
+    "qctl_blocked_sessions",
+    "Sessions waiting on a lock (PostgreSQL, MySQL/MariaDB; absent on SQLite, which cannot \
+     show waiters).",
+    Kind::Gauge,
+);
+const LONGEST_WAIT: (&str, &str, Kind) = (
+    "qctl_longest_lock_wait_seconds",
+    "How long the longest waiter has waited on a lock, in seconds; 0 when none waits.",
+    Kind::Gauge,
+);
+const CLAIM_OK: (&str, &str, Kind) = (
+    "qctl_claim_query_ok",
+    "1 when the claim query uses an index as qctl explain-claim judges it (exit 0), 0 when \
+     it does not; checked every --claim-check.",
+    Kind::Gauge,
+);
+const BUILD: (&str, &str, Kind) = (
+    "qctl_build_info",
+    "Always 1; the version label says which qctl runs.",
+    Kind::Gauge,
+);
+const HTTP: (&str, &str, Kind) = (
+    "qctl_http_requests_total",
+    "HTTP requests answered since qctl started, by path (other: any path qctl does not \
+     serve).",
+    Kind::Counter,
+);
+
 /// The exposition of `qctl serve`: per target whether its database
 /// answered, why not, how long qctl's own collection took and how many
 /// ran, then the same families as `stats --format prometheus` for every
@@ -325,136 +391,77 @@ fn add_role<'a>(
 /// check. Prometheus text format 0.0.4 (it has counters, whose names
 /// differ in OpenMetrics, so no `# EOF`).
 pub fn exporter(sample: &ExporterSample) -> String {
-    const UP: (&str, &str, Kind) = (
-        "qctl_up",
-        "1 when qctl's last collection reached the database and read the queue's counts, 0 \
-         when it could not (qctl_scrape_error says why).",
-        Kind::Gauge,
-    );
-    const ERROR: (&str, &str, Kind) = (
-        "qctl_scrape_error",
-        "1 when qctl's last collection (or the part of it the cause names) failed for this \
-         cause, else 0. connect: the database cannot be reached; schema: the table or layout \
-         is not what qctl reads; privilege; timeout: --statement-timeout or --busy-timeout; \
-         query: another error; blocked and claim_check: those optional parts.",
-        Kind::Gauge,
-    );
-    const ERRORS: (&str, &str, Kind) = (
-        "qctl_scrape_errors_total",
-        "Failed collections (or parts of one) since qctl started, by cause.",
-        Kind::Counter,
-    );
-    const SCRAPES: (&str, &str, Kind) = (
-        "qctl_scrapes_total",
-        "Collections run since qctl started; each is one set of queries, at most one per \
-         --interval however often qctl is scraped.",
-        Kind::Counter,
-    );
-    const DURATION: (&str, &str, Kind) = (
-        "qctl_scrape_duration_seconds",
-        "How long qctl's last collection took (connecting included), in seconds.",
-        Kind::Gauge,
-    );
-    const LAST_SUCCESS: (&str, &str, Kind) = (
-        "qctl_last_success_timestamp_seconds",
-        "When a collection last read the counts, as Unix time.",
-        Kind::Gauge,
-    );
-    const BLOCKED: (&str, &str, Kind) = (
-        "qctl_blocked_sessions",
-        "Sessions waiting on a lock (PostgreSQL, MySQL/MariaDB; absent on SQLite, which cannot \
-         show waiters).",
-        Kind::Gauge,
-    );
-    const LONGEST_WAIT: (&str, &str, Kind) = (
-        "qctl_longest_lock_wait_seconds",
-        "How long the longest waiter has waited on a lock, in seconds; 0 when none waits.",
-        Kind::Gauge,
-    );
-    const CLAIM_OK: (&str, &str, Kind) = (
-        "qctl_claim_query_ok",
-        "1 when the claim query uses an index as qctl explain-claim judges it (exit 0), 0 when \
-         it does not; checked every --claim-check.",
-        Kind::Gauge,
-    );
-    const BUILD: (&str, &str, Kind) = (
-        "qctl_build_info",
-        "Always 1; the version label says which qctl runs.",
-        Kind::Gauge,
-    );
-    const HTTP: (&str, &str, Kind) = (
-        "qctl_http_requests_total",
-        "HTTP requests answered since qctl started, by path (other: any path qctl does not \
-         serve).",
-        Kind::Counter,
-    );
-
     let mut exposition = Exposition::default();
     exposition.declare(&[UP, ERROR, ERRORS, SCRAPES, DURATION, LAST_SUCCESS]);
     for target in &sample.targets {
-        let labels: Vec<(&str, &str)> = target
-            .label
-            .as_deref()
-            .map(|name| ("target", name))
-            .into_iter()
-            .collect();
-        exposition.push(UP, &labels, u8::from(target.up));
-        for cause in ScrapeCause::ALL {
-            let mut with_cause = labels.clone();
-            with_cause.push(("cause", cause.name()));
-            exposition.push(ERROR, &with_cause, u8::from(target.errors.contains(&cause)));
-            exposition.push(
-                ERRORS,
-                &with_cause,
-                target.errors_total.get(&cause).copied().unwrap_or(0),
-            );
-        }
-        exposition.push(SCRAPES, &labels, target.scrapes_total);
-        exposition.push(DURATION, &labels, float(target.duration_seconds));
-        if let Some(at) = target.last_success {
-            exposition.push(
-                LAST_SUCCESS,
-                &labels,
-                float(at.timestamp_millis() as f64 / 1000.0),
-            );
-        }
+        add_collection(&mut exposition, target);
     }
     for target in &sample.targets {
-        let labels: Vec<(&str, &str)> = target
-            .label
-            .as_deref()
-            .map(|name| ("target", name))
-            .into_iter()
-            .collect();
         if let Some(stats) = target.stats.as_ref().filter(|_| target.up) {
-            add_stats(&mut exposition, stats, &labels);
+            add_stats(&mut exposition, stats, &target_labels(target));
         }
     }
     exposition.declare(&[BLOCKED, LONGEST_WAIT, CLAIM_OK]);
     for target in sample.targets.iter().filter(|t| t.up) {
-        let labels: Vec<(&str, &str)> = target
-            .label
-            .as_deref()
-            .map(|name| ("target", name))
-            .into_iter()
-            .collect();
-        if let Some(blocked) = target.blocked {
-            exposition.push(BLOCKED, &labels, blocked.sessions);
-            exposition.push(
-                LONGEST_WAIT,
-                &labels,
-                float(blocked.longest_wait_seconds.unwrap_or(0.0)),
-            );
-        }
-        if let Some(ok) = target.claim_ok {
-            exposition.push(CLAIM_OK, &labels, u8::from(ok));
-        }
+        add_checks(&mut exposition, target);
     }
     exposition.push(BUILD, &[("version", sample.version)], 1);
     for (path, n) in &sample.http_requests {
         exposition.push(HTTP, &[("path", path)], n);
     }
     exposition.render(false)
+}
+
+/// A target's labels: its name, when it has one.
+fn target_labels(target: &TargetSample) -> Vec<(&str, &str)> {
+    target
+        .label
+        .as_deref()
+        .map(|name| ("target", name))
+        .into_iter()
+        .collect()
+}
+
+/// How qctl's last collection of a target went: up, failed by cause,
+/// collections run, how long it took and when one last succeeded.
+fn add_collection(exposition: &mut Exposition, target: &TargetSample) {
+    let labels = target_labels(target);
+    exposition.push(UP, &labels, u8::from(target.up));
+    for cause in ScrapeCause::ALL {
+        let mut with_cause = labels.clone();
+        with_cause.push(("cause", cause.name()));
+        exposition.push(ERROR, &with_cause, u8::from(target.errors.contains(&cause)));
+        exposition.push(
+            ERRORS,
+            &with_cause,
+            target.errors_total.get(&cause).copied().unwrap_or(0),
+        );
+    }
+    exposition.push(SCRAPES, &labels, target.scrapes_total);
+    exposition.push(DURATION, &labels, float(target.duration_seconds));
+    if let Some(at) = target.last_success {
+        exposition.push(
+            LAST_SUCCESS,
+            &labels,
+            float(at.timestamp_millis() as f64 / 1000.0),
+        );
+    }
+}
+
+/// A target's blocked sessions and claim-query check, where they were read.
+fn add_checks(exposition: &mut Exposition, target: &TargetSample) {
+    let labels = target_labels(target);
+    if let Some(blocked) = target.blocked {
+        exposition.push(BLOCKED, &labels, blocked.sessions);
+        exposition.push(
+            LONGEST_WAIT,
+            &labels,
+            float(blocked.longest_wait_seconds.unwrap_or(0.0)),
+        );
+    }
+    if let Some(ok) = target.claim_ok {
+        exposition.push(CLAIM_OK, &labels, u8::from(ok));
+    }
 }
 
 /// A float as the format reads it (Rust's `Display` never uses an
