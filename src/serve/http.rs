@@ -222,6 +222,8 @@ const REFUSALS: usize = 64;
 /// before the 503 is sent, so that closing the connection does not reset
 /// it under the client before the client has read the answer.
 const REFUSAL_READ: Duration = Duration::from_millis(200);
+/// How long a refused connection is drained after its 503, at most.
+const REFUSAL_LINGER: Duration = Duration::from_millis(500);
 
 /// Starts the one thread that answers connections over the limit; the
 /// accept loop hands them over without ever waiting on them.
@@ -255,6 +257,17 @@ fn refuse(mut stream: TcpStream) {
         .as_bytes(),
     );
     let _ = stream.shutdown(Shutdown::Write);
+    // A lingering close: what the client still sends (a request that came
+    // late) is read and dropped until it closes its side, so that closing
+    // ours does not reset the connection under the answer it has not read.
+    let _ = stream.set_read_timeout(Some(REFUSAL_LINGER));
+    let until = std::time::Instant::now() + REFUSAL_LINGER;
+    while std::time::Instant::now() < until {
+        match stream.read(&mut head) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
 }
 
 /// A connection, plain or TLS; the deadlines are set on the socket under

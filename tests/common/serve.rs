@@ -33,11 +33,15 @@ pub fn http(addr: &str, method: &str, path: &str) -> Response {
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
-    write!(stream, "{method} {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    // A server that answers before reading (a 503 to a connection over
+    // its limit) may have closed its side already: its answer is still
+    // there to read.
+    let sent = write!(stream, "{method} {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n");
     let mut raw = Vec::new();
-    stream
-        .read_to_end(&mut raw)
-        .unwrap_or_else(|e| panic!("read {path} from {addr}: {e}"));
+    let read = stream.read_to_end(&mut raw);
+    if raw.is_empty() {
+        panic!("{method} {path} at {addr}: sent {sent:?}, read {read:?}, no answer");
+    }
     let text = String::from_utf8(raw).expect("a UTF-8 response");
     let (head, body) = text.split_once("\r\n\r\n").expect("a header block");
     let mut lines = head.lines();
