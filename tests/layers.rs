@@ -742,3 +742,45 @@ mod the_checker_catches {
         assert!(check(&[("sql/mod.rs", "pub mod queue;\npub use queue::QueueSql;\n")]).is_empty());
     }
 }
+
+/// No file of `src/` over 900 lines and no function over 120 (tests
+/// aside): a file is one subject, a function one job a reader can hold.
+#[test]
+fn files_and_functions_stay_readable() {
+    let mut wrong = Vec::new();
+    for s in project_sources() {
+        let lines: Vec<&str> = s.text.lines().collect();
+        if lines.len() > 900 {
+            wrong.push(format!(
+                "{}: {} lines (at most 900)",
+                s.relative.display(),
+                lines.len()
+            ));
+        }
+        let code = without_tests(&blank(&s.text));
+        let code: Vec<&str> = code.lines().collect();
+        for (at, line) in code.iter().enumerate() {
+            let trimmed = line.trim_start();
+            let indent = line.len() - trimmed.len();
+            let is_fn = ["fn ", "pub fn ", "pub(crate) fn ", "pub(super) fn "]
+                .iter()
+                .any(|p| trimmed.starts_with(p));
+            if !is_fn || trimmed.trim_end().ends_with(';') {
+                continue;
+            }
+            let close = format!("{}}}", " ".repeat(indent));
+            if let Some(end) = (at + 1..code.len()).find(|&k| code[k] == close) {
+                let length = end - at + 1;
+                if length > 120 {
+                    let name = trimmed.split(['(', '<']).next().unwrap_or(trimmed);
+                    wrong.push(format!(
+                        "{}:{}: {name} is {length} lines (at most 120)",
+                        s.relative.display(),
+                        at + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
