@@ -63,7 +63,13 @@ pub struct GlobalOpts {
     pub config: Option<PathBuf>,
 
     /// Table layout: auto (find the queue system from the database's catalog) or a preset (`qctl layouts` lists them) [default: `preset` in qctl.toml, then auto]
-    #[arg(long, global = true, value_name = "PRESET", value_parser = layout_names())]
+    #[arg(
+        long,
+        global = true,
+        value_name = "PRESET",
+        value_parser = layout_names(),
+        hide_possible_values = true
+    )]
     pub layout: Option<String>,
 
     /// Queue table name, overriding the layout's (schema.table allowed)
@@ -731,11 +737,13 @@ pub struct ManArgs {
 #[derive(Debug, Args)]
 pub struct LayoutsArgs {
     /// Show one preset in full: its notes on how the system's own rules map onto qctl's commands
-    #[arg(value_name = "PRESET", value_parser = layout_names())]
+    #[arg(value_name = "PRESET", value_parser = layout_names(), hide_possible_values = true)]
     pub name: Option<String>,
 }
 
-/// `--layout`'s values: auto and every preset.
+/// `--layout`'s values: auto and every preset, checked when parsed and
+/// offered by the shell completions; not printed in every help page (a
+/// new preset would rewrite them all): `qctl layouts` lists them.
 fn layout_names() -> clap::builder::PossibleValuesParser {
     let names: Vec<&'static str> = std::iter::once("auto")
         .chain(crate::presets::names())
