@@ -767,6 +767,32 @@ mod tests {
         super::Cli::command().debug_assert();
     }
 
+    /// The batch sizes the help quotes are the dialects' own.
+    #[test]
+    fn batch_sizes_in_the_help_are_the_dialects() {
+        use crate::sql::dialect::{MYSQL, POSTGRES, SQLITE};
+        let cli = super::Cli::command();
+        for name in ["retry", "reap", "purge"] {
+            let sub = cli.find_subcommand(name).unwrap();
+            let help = sub
+                .get_arguments()
+                .find(|a| a.get_id() == "batch_size")
+                .and_then(|a| a.get_help())
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            for (size, database) in [
+                (SQLITE.default_batch, "SQLite"),
+                (POSTGRES.default_batch, "PostgreSQL"),
+                (MYSQL.default_batch, "MySQL/MariaDB"),
+            ] {
+                assert!(
+                    help.contains(&format!("{size} on {database}")),
+                    "{name} --batch-size: {help}"
+                );
+            }
+        }
+    }
+
     /// The commands a preset may refuse are subcommands by those names.
     #[test]
     fn refusable_commands_are_subcommands() {
