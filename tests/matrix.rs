@@ -1112,21 +1112,6 @@ fn claim_file(sql: &str) -> tempfile::NamedTempFile {
     file
 }
 
-/// The findings of the first check of an explain-claim report.
-fn findings_of(report: &Value) -> Vec<(String, String)> {
-    report["checks"][0]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["kind"].as_str().unwrap().to_string(),
-                f["detail"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
-}
-
 /// 40 ready jobs in three queues, some with a last error, and a small
 /// table of queue locks beside them.
 fn queue_and_side_table(db: &dyn Db) {
@@ -1174,7 +1159,7 @@ fn plans_are_read_by_table_not_alias(db: &dyn Db) {
          AND a.queue IN (SELECT b.queue FROM jobs b WHERE b.last_error IS NOT NULL) \
          ORDER BY a.run_at, a.id LIMIT 1",
     );
-    let scans: Vec<String> = findings_of(&report)
+    let scans: Vec<String> = common::explain_findings(&report, 0)
         .into_iter()
         .filter(|(kind, _)| kind == "full_scan")
         .map(|(_, detail)| detail)
@@ -1192,7 +1177,7 @@ fn plans_are_read_by_table_not_alias(db: &dyn Db) {
          AND b.last_error IS NOT NULL ORDER BY a.run_at, a.id LIMIT 1",
     );
     assert!(!beside(&report), "{report}");
-    for (kind, detail) in findings_of(&report) {
+    for (kind, detail) in common::explain_findings(&report, 0) {
         if kind == "full_scan" {
             assert!(detail.contains("jobs"), "{detail}");
         }
@@ -1205,7 +1190,7 @@ fn plans_are_read_by_table_not_alias(db: &dyn Db) {
          AND queue NOT IN (SELECT queue FROM bad) ORDER BY run_at, id LIMIT 5) \
          SELECT f.id FROM firsts f LIMIT 1",
     );
-    let scans: Vec<String> = findings_of(&report)
+    let scans: Vec<String> = common::explain_findings(&report, 0)
         .into_iter()
         .filter(|(kind, _)| kind == "full_scan")
         .map(|(_, detail)| detail)
@@ -1235,7 +1220,7 @@ fn plans_are_read_by_table_not_alias(db: &dyn Db) {
         "{report}"
     );
     assert!(
-        findings_of(&report)
+        common::explain_findings(&report, 0)
             .iter()
             .all(|(kind, _)| kind != "full_scan"),
         "{report}"
@@ -1291,7 +1276,7 @@ fn a_claim_is_judged_on_a_real_queue(db: &dyn Db) {
     assert_eq!(run.code, 0, "{report}");
     assert_eq!(report["provisional"], true, "{report}");
     assert!(
-        findings_of(&report)
+        common::explain_findings(&report, 0)
             .iter()
             .any(|(kind, detail)| kind == "empty_queue" && detail.contains("'nothing-here'")),
         "{report}"
@@ -1301,7 +1286,7 @@ fn a_claim_is_judged_on_a_real_queue(db: &dyn Db) {
     let report = json(db, &["explain-claim", "--sql", path]);
     assert_eq!(report["provisional"], true, "{report}");
     assert!(
-        findings_of(&report)
+        common::explain_findings(&report, 0)
             .iter()
             .any(|(kind, detail)| kind == "empty_queue" && detail.contains("no queue holds")),
         "{report}"
@@ -1331,7 +1316,7 @@ fn a_placeholder_borrows_a_value_on_every_database(db: &dyn Db) {
             file.path().to_str().unwrap(),
         ])
         .json();
-    let guessed: Vec<(String, String)> = findings_of(&report)
+    let guessed: Vec<(String, String)> = common::explain_findings(&report, 0)
         .into_iter()
         .filter(|(kind, _)| kind == "guessed_parameter" || kind == "unbound_parameter")
         .collect();

@@ -1074,22 +1074,6 @@ fn pg_boss_purge_searches_queue_by_queue() {
     );
 }
 
-/// The findings of the claim check of an explain-claim report, as (kind,
-/// detail).
-fn claim_findings(report: &serde_json::Value) -> Vec<(String, String)> {
-    report["checks"][0]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["kind"].as_str().unwrap().to_string(),
-                f["detail"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
-}
-
 fn fixture_file(path: &str) -> String {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
@@ -1134,7 +1118,7 @@ fn procrastinate_2_7_is_judged_on_the_queue_with_work() {
                 .contains("'todo', 'doing', 'aborting'"),
             "the statement 2.7 runs: {report}"
         );
-        let kinds: Vec<String> = claim_findings(&report)
+        let kinds: Vec<String> = common::explain_findings(&report, 0)
             .into_iter()
             .map(|(k, _)| k)
             .collect();
@@ -1149,7 +1133,7 @@ fn procrastinate_2_7_is_judged_on_the_queue_with_work() {
     let report = run.json();
     assert_eq!(report["provisional"], true, "{report}");
     assert!(
-        claim_findings(&report)
+        common::explain_findings(&report, 0)
             .iter()
             .any(|(kind, _)| kind == "empty_queue"),
         "{report}"
@@ -1175,7 +1159,7 @@ fn graphile_0_16_s_queue_list_is_a_side_table() {
     let run = db.run(&["--format", "json", "explain-claim", "--sql", &own]);
     let report = run.json();
     assert!(
-        claim_findings(&report)
+        common::explain_findings(&report, 0)
             .iter()
             .all(|(kind, detail)| kind != "full_scan" || !detail.contains("_private_job_queues")),
         "{report}"
@@ -1211,7 +1195,7 @@ fn pgqueuer_0_14_s_queue_table_is_never_a_side_table() {
         "{report}"
     );
     assert_eq!(report["checks"][0]["queue"]["name"], "send", "{report}");
-    let findings = claim_findings(&report);
+    let findings = common::explain_findings(&report, 0);
     for (kind, detail) in &findings {
         if kind == "full_scan" {
             assert!(detail.contains("on pgqueuer"), "{detail}");

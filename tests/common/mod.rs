@@ -166,6 +166,23 @@ pub fn fence_attempt(job: &serde_json::Value) -> i64 {
         .unwrap_or_else(|| panic!("a counter in fence {token}"))
 }
 
+/// A check's findings in an explain-claim report: (kind, detail) of
+/// `checks[check]`.
+#[allow(dead_code)]
+pub fn explain_findings(report: &serde_json::Value, check: usize) -> Vec<(String, String)> {
+    report["checks"][check]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap().to_string(),
+                f["detail"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
 pub fn assert_words(text: &str) {
     let bytes = text.as_bytes();
     for (i, _) in text.match_indices('{') {
