@@ -337,7 +337,7 @@ fn side_tables<B: Backend + ?Sized>(
 ) -> Result<()> {
     let d = b.table().dialect;
     let queue_table = b.table().layout.table.name.as_str().to_string();
-    let named = sqltext::tables(&sqltext::tokenize(&planned.sql, d.lexer));
+    let tokens = sqltext::tokenize(&planned.sql, d.lexer);
     let mut excused = Vec::new();
     for (at, finding) in findings.iter().enumerate() {
         if finding.kind != FindingKind::FullScan {
@@ -351,15 +351,10 @@ fn side_tables<B: Backend + ?Sized>(
         // statement's own aliases.
         let table = match &finding.relation {
             Some(relation) => relation.clone(),
-            None => named
-                .iter()
-                .find(|(name, alias)| {
-                    alias
-                        .as_deref()
-                        .is_some_and(|a| a.eq_ignore_ascii_case(subject))
-                        || sqltext::base_name(name).eq_ignore_ascii_case(subject)
-                })
-                .map_or_else(|| subject.to_string(), |(name, _)| name.clone()),
+            None => match sqltext::named(&tokens, subject) {
+                sqltext::Named::Table(name) => name,
+                _ => subject.to_string(),
+            },
         };
         // The queue table, or a partition of it, is never a side table,
         // whatever alias it was read under.

@@ -51,7 +51,6 @@ pub struct ParamGuess {
 /// that compares it with a column wins.
 pub fn guess_placeholders(sql: &str, lexer: Lexer, layout: &Layout) -> Vec<ParamGuess> {
     let tokens = sqltext::tokenize(sql, lexer);
-    let tables = sqltext::tables(&tokens);
     let mut out: Vec<ParamGuess> = Vec::new();
     for p in sqltext::placeholders(&tokens) {
         let guess = match sqltext::context(&tokens, p.token) {
@@ -62,14 +61,9 @@ pub fn guess_placeholders(sql: &str, lexer: Lexer, layout: &Layout) -> Vec<Param
             Context::Compared {
                 qualifier, column, ..
             } => {
-                let table = qualifier.and_then(|q| {
-                    tables
-                        .iter()
-                        .find(|(name, alias)| {
-                            alias.as_deref() == Some(q.as_str())
-                                || sqltext::base_name(name).eq_ignore_ascii_case(&q)
-                        })
-                        .map(|(name, _)| name.clone())
+                let table = qualifier.and_then(|q| match sqltext::named(&tokens, &q) {
+                    sqltext::Named::Table(name) | sqltext::Named::Result(name) => Some(name),
+                    sqltext::Named::Unknown => None,
                 });
                 let other_table = table.as_deref().is_some_and(|t| {
                     !sqltext::base_name(t).eq_ignore_ascii_case(layout.table.name.as_str())
